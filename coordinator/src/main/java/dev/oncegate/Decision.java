@@ -1,0 +1,98 @@
+package dev.oncegate;
+
+import java.util.Objects;
+
+/**
+ * What a contender may do about one effect. A value: either {@link Proceed} (this contender is
+ * the executor of the scope and holds its lease) or one of the four stops, each carrying its
+ * {@link StopReason} and the {@link Evidence} it rests on.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public sealed interface Decision
+        permits Decision.Proceed, Decision.Stop {
+
+    /** The decision's wire name: {@code proceed}, {@code stop_sent}, … */
+    String kind();
+
+    /** Whether this contender may go on towards the boundary. */
+    default boolean proceeds() {
+        return this instanceof Proceed;
+    }
+
+    /**
+     * This contender is the scope's executor.
+     *
+     * @param scope the scope number it will cross
+     * @param token its fencing token at the time of the decision
+     */
+    record Proceed(int scope, FencingToken token) implements Decision {
+        public Proceed {
+            Objects.requireNonNull(token, "token");
+        }
+
+        @Override
+        public String kind() {
+            return "proceed";
+        }
+    }
+
+    /** A decision not to proceed, with its reason and evidence. */
+    sealed interface Stop extends Decision permits StopSent, StopUnknown, StopBusy, StopUnavailable {
+        StopReason reason();
+
+        Evidence evidence();
+    }
+
+    /** The key is consumed: delivery was verified. */
+    record StopSent(StopReason reason, Evidence evidence) implements Stop {
+        public StopSent {
+            Objects.requireNonNull(reason, "reason");
+            Objects.requireNonNull(evidence, "evidence");
+        }
+
+        @Override
+        public String kind() {
+            return "stop_sent";
+        }
+    }
+
+    /** The key is consumed: delivery may have happened (or someone armed the scope). */
+    record StopUnknown(StopReason reason, Evidence evidence) implements Stop {
+        public StopUnknown {
+            Objects.requireNonNull(reason, "reason");
+            Objects.requireNonNull(evidence, "evidence");
+        }
+
+        @Override
+        public String kind() {
+            return "stop_unknown";
+        }
+    }
+
+    /** Another executor is active (or took this one's lease over). */
+    record StopBusy(StopReason reason, Evidence evidence) implements Stop {
+        public StopBusy {
+            Objects.requireNonNull(reason, "reason");
+            Objects.requireNonNull(evidence, "evidence");
+        }
+
+        @Override
+        public String kind() {
+            return "stop_busy";
+        }
+    }
+
+    /** The state could not be established: fail closed. */
+    record StopUnavailable(StopReason reason, Evidence evidence) implements Stop {
+        public StopUnavailable {
+            Objects.requireNonNull(reason, "reason");
+            Objects.requireNonNull(evidence, "evidence");
+        }
+
+        @Override
+        public String kind() {
+            return "stop_unavailable";
+        }
+    }
+}

@@ -1,0 +1,179 @@
+package dev.oncegate;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * The global identity of one intended effect: a destination and the SHA-256 of the exact
+ * content bytes delivered there. It never depends on a local path, a file name or a worker.
+ *
+ * <p>The canonical text and the key are fixed byte for byte by {@code shared/key-vectors.json}:
+ * <pre>
+ * oncegate-key/v1\n
+ * provider:PCT(provider)\n
+ * identity:IDENTITY\n
+ * destination:PCT(id)\n
+ * sha256:HEX(sha256(content))\n
+ * </pre>
+ * where PCT percent-encodes the UTF-8 bytes keeping only {@code A-Z a-z 0-9 - . _ ~}, and the
+ * key is the lower-case hex SHA-256 of that text.
+ *
+ * <p>Immutable and thread-safe.
+ *
+ * @param key         64 lower-case hex characters
+ * @param destination where the content goes
+ * @param sha256      64 lower-case hex characters: SHA-256 of the content bytes
+ */
+public record EffectKey(String key, Destination destination, String sha256) {
+
+    private static final Pattern HEX64 = Pattern.compile("[0-9a-f]{64}");
+    private static final HexFormat HEX = HexFormat.of();
+
+    /**
+     * Checks that {@code key} is derived from {@code destination} and {@code sha256}.
+     *
+     * @throws IllegalArgumentException when a hash is malformed or the key does not match
+     */
+    public EffectKey {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(destination, "destination");
+        Objects.requireNonNull(sha256, "sha256");
+        requireHex64("sha256", sha256);
+        requireHex64("key", key);
+        String expected = hexSha256(canonicalText(destination, sha256).getBytes(StandardCharsets.UTF_8));
+        if (!expected.equals(key)) {
+            throw new IllegalArgumentException("key: " + key + " is not the key of " + destination
+                    + " with sha256 " + sha256 + " (expected " + expected + ")");
+        }
+    }
+
+    /** The key of {@code destination} receiving content whose SHA-256 (hex) is {@code sha256}. */
+    public static EffectKey of(Destination destination, String sha256) {
+        Objects.requireNonNull(destination, "destination");
+        Objects.requireNonNull(sha256, "sha256");
+        requireHex64("sha256", sha256);
+        String key = hexSha256(canonicalText(destination, sha256).getBytes(StandardCharsets.UTF_8));
+        return new EffectKey(key, destination, sha256);
+    }
+
+    /** The key of {@code destination} receiving exactly {@code content}. */
+    public static EffectKey of(Destination destination, byte[] content) {
+        Objects.requireNonNull(content, "content");
+        return of(destination, hexSha256(content));
+    }
+
+    /**
+     * The key of {@code destination} receiving the bytes of {@code content}, read to its end in
+     * a streaming pass (any size; never held in memory). The stream is not closed.
+     *
+     * @throws UncheckedIOException when the stream cannot be read
+     */
+    public static EffectKey of(Destination destination, InputStream content) {
+        Objects.requireNonNull(content, "content");
+        MessageDigest digest = sha256Digest();
+        byte[] buffer = new byte[64 * 1024];
+        try {
+            for (int n; (n = content.read(buffer)) >= 0; ) {
+                digest.update(buffer, 0, n);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("content: could not read the content stream: " + e.getMessage(), e);
+        }
+        return of(destination, HEX.formatHex(digest.digest()));
+    }
+
+    /**
+     * The key of {@code destination} receiving the bytes of the file at {@code file}, streamed.
+     * The file name and location do not enter the key.
+     *
+     * @throws IllegalArgumentException naming the file when it is missing, a directory or unreadable
+     */
+    public static EffectKey of(Destination destination, Path file) {
+        Objects.requireNonNull(file, "file");
+        if (!Files.isRegularFile(file)) {
+            throw new IllegalArgumentException("file: '" + file + "' is not a readable regular file");
+        }
+        try (InputStream in = Files.newInputStream(file)) {
+            return of(destination, in);
+        } catch (IOException | UncheckedIOException e) {
+            throw new IllegalArgumentException("file: could not read '" + file + "': " + e.getMessage(), e);
+        }
+    }
+
+    /** The canonical text this key hashes. */
+    public String canonicalText() {
+        return canonicalText(destination, sha256);
+    }
+
+    /**
+     * Where this key lives in ZooKeeper under {@code namespace}:
+     * {@code <namespace>/keys/<k0k1>/<k2k3>/<key>}.
+     *
+     * @throws IllegalArgumentException when the namespace is not an absolute ZooKeeper path
+     */
+    public String path(String namespace) {
+        return Layout.keyPath(Layout.checkNamespace(namespace), key);
+    }
+
+    /**
+     * Checks the form of a key given as text (64 lower-case hex characters).
+     *
+     * @throws IllegalArgumentException naming the field when it is malformed
+     */
+    public static String requireKeyText(String key) {
+        Objects.requireNonNull(key, "key");
+        requireHex64("key", key);
+        return key;
+    }
+
+    static String canonicalText(Destination destination, String sha256) {
+        return "oncegate-key/v1\n"
+                + "provider:" + percentEncode(destination.provider()) + "\n"
+                + "identity:" + destination.identity().wireName() + "\n"
+                + "destination:" + percentEncode(destination.id()) + "\n"
+                + "sha256:" + sha256 + "\n";
+    }
+
+    static String percentEncode(String text) {
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        StringBuilder out = new StringBuilder(bytes.length);
+        for (byte b : bytes) {
+            int c = b & 0xff;
+            if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+                    || c == '-' || c == '.' || c == '_' || c == '~') {
+                out.append((char) c);
+            } else {
+                out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                        .append(Character.toUpperCase(Character.forDigit(c & 0xf, 16)));
+            }
+        }
+        return out.toString();
+    }
+
+    private static String hexSha256(byte[] bytes) {
+        return HEX.formatHex(sha256Digest().digest(bytes));
+    }
+
+    private static MessageDigest sha256Digest() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("this JVM has no SHA-256", e);
+        }
+    }
+
+    private static void requireHex64(String field, String value) {
+        if (!HEX64.matcher(value).matches()) {
+            throw new IllegalArgumentException(field + ": expected 64 lower-case hex characters, got '" + value + "'");
+        }
+    }
+}

@@ -1,0 +1,248 @@
+package dev.oncegate;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.curator.framework.state.StandardConnectionStateErrorPolicy;
+
+/**
+ * The at-most-once gate over one ZooKeeper namespace.
+ *
+ * <pre>{@code
+ * Gate gate = Gate.builder(curator).namespace("/oncegate").taskId("report-42").build();
+ * EffectKey key = EffectKey.of(Destination.stable("slack", "C024BE91L"), Path.of("report.pdf"));
+ * try (Attempt attempt = gate.enter(key, Duration.ofSeconds(30))) {
+ *     if (attempt.decision() instanceof Decision.Proceed) {
+ *         attempt.checkpoint("picker-open");
+ *         Crossing crossing = attempt.cross(ctx -> ActionResult.verified(slack.upload(file, ctx.token())));
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe: one gate serves any number of threads, each with its own {@link Attempt}.
+ * The caller owns the {@link CuratorFramework} (started, with Curator's default
+ * {@link StandardConnectionStateErrorPolicy}) and the {@link MeterRegistry}; closing the gate
+ * closes neither.
+ */
+public interface Gate extends AutoCloseable {
+
+    /** The default namespace, {@code /oncegate}. */
+    String DEFAULT_NAMESPACE = "/oncegate";
+
+    /** A builder over a started, caller-owned client. */
+    static Builder builder(CuratorFramework client) {
+        return new Builder(client);
+    }
+
+    /**
+     * Writes the namespace's genesis record if it has none ({@code oncegate init}).
+     *
+     * @return the namespace's genesis, and whether this call created it
+     */
+    static Initialization initialize(CuratorFramework client, String namespace) throws InterruptedException {
+        Objects.requireNonNull(client, "client");
+        ScopeProtocol protocol = new ScopeProtocol(client, Layout.checkNamespace(namespace), Clock.systemUTC());
+        try {
+            ScopeProtocol.GenesisResult result = protocol.createGenesis();
+            return new Initialization(result.genesis(), result.created());
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new OncegateException("could not initialise namespace " + namespace + ": " + e
+                    + " (check the connect string, that ZooKeeper is up, and this identity's permissions)", e);
+        }
+    }
+
+    /**
+     * The result of {@link #initialize}.
+     *
+     * @param genesis the namespace's genesis record
+     * @param created whether this call wrote it (false: it already existed and nothing changed)
+     */
+    record Initialization(Genesis genesis, boolean created) {
+    }
+
+    /** Enters without waiting for an active executor: equivalent to {@code enter(key, Duration.ZERO)}. */
+    default Attempt enter(EffectKey key) throws InterruptedException {
+        return enter(key, Duration.ZERO);
+    }
+
+    /**
+     * Contends for the effect's current scope. Returns once a decision is reached: proceed,
+     * or one of the stops. When another executor is active, waits up to {@code wait} for its
+     * final decision (and contends again if it proves {@code not_sent}); an election on an open
+     * scope may take up to the lease TTL even with no wait.
+     *
+     * @param wait how long to wait for another active executor; zero for not at all
+     * @return the attempt; call {@link Attempt#close()} when done (try-with-resources)
+     */
+    Attempt enter(EffectKey key, Duration wait) throws InterruptedException;
+
+    /**
+     * Everything recorded about a key (64 hex characters), read without a lock; for operators.
+     *
+     * @throws OncegateException when ZooKeeper cannot be read or a record is unreadable
+     */
+    KeyHistory inspect(String key) throws InterruptedException;
+
+    /** The namespace this gate works in. */
+    String namespace();
+
+    /** Stops listening to the client. Attempts still open keep working until closed. */
+    @Override
+    void close();
+
+    /**
+     * Configures a {@link Gate}. Each setter validates its argument (null → NPE naming the
+     * field, bad value → IAE) and may be called once.
+     *
+     * <p>Not thread-safe; the gate it builds is.
+     */
+    final class Builder {
+        private final CuratorFramework client;
+        private String namespace;
+        private MeterRegistry registry;
+        private Clock clock;
+        private Duration leaseTtl;
+        private Duration connectTimeout;
+        private String taskId;
+        private String host;
+        private Boolean initializeNamespace;
+
+        private Builder(CuratorFramework client) {
+            this.client = Objects.requireNonNull(client, "client");
+        }
+
+        /** ZooKeeper namespace, an absolute path; default {@value Gate#DEFAULT_NAMESPACE}. */
+        public Builder namespace(String namespace) {
+            once(this.namespace, "namespace");
+            this.namespace = Layout.checkNamespace(namespace);
+            return this;
+        }
+
+        /** Where the gate registers its meters; default: none are published. */
+        public Builder meterRegistry(MeterRegistry registry) {
+            once(this.registry, "meterRegistry");
+            this.registry = Objects.requireNonNull(registry, "meterRegistry");
+            return this;
+        }
+
+        /** The clock for lease expiry and deadlines (liveness only, never safety); default UTC system clock. */
+        public Builder clock(Clock clock) {
+            once(this.clock, "clock");
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * How long a lease lasts without a checkpoint before another contender may take it over
+         * (fencing the holder); default 30 s. Also bounds an election on an open scope.
+         */
+        public Builder leaseTtl(Duration leaseTtl) {
+            once(this.leaseTtl, "leaseTtl");
+            Objects.requireNonNull(leaseTtl, "leaseTtl");
+            if (leaseTtl.compareTo(Duration.ofMillis(100)) < 0) {
+                throw new IllegalArgumentException("leaseTtl: must be at least 100 ms, got " + leaseTtl);
+            }
+            this.leaseTtl = leaseTtl;
+            return this;
+        }
+
+        /** How long {@code enter} waits for a ZooKeeper connection before failing closed; default 15 s. */
+        public Builder connectTimeout(Duration connectTimeout) {
+            once(this.connectTimeout, "connectTimeout");
+            Objects.requireNonNull(connectTimeout, "connectTimeout");
+            if (connectTimeout.isNegative()) {
+                throw new IllegalArgumentException("connectTimeout: must not be negative, got " + connectTimeout);
+            }
+            this.connectTimeout = connectTimeout;
+            return this;
+        }
+
+        /** This worker's task id, recorded in every lease, armed and outcome record; default {@code host:pid}. */
+        public Builder taskId(String taskId) {
+            once(this.taskId, "taskId");
+            Objects.requireNonNull(taskId, "taskId");
+            if (taskId.isEmpty() || taskId.length() > 256) {
+                throw new IllegalArgumentException("taskId: must be 1 to 256 characters, got " + taskId.length());
+            }
+            this.taskId = taskId;
+            return this;
+        }
+
+        /** The host name recorded in records; default the local host name. */
+        public Builder host(String host) {
+            once(this.host, "host");
+            Objects.requireNonNull(host, "host");
+            if (host.isEmpty() || host.length() > 256) {
+                throw new IllegalArgumentException("host: must be 1 to 256 characters");
+            }
+            this.host = host;
+            return this;
+        }
+
+        /**
+         * Whether the gate may write the namespace's genesis record when it has none. Default
+         * false: an uninitialised namespace stops every contender with {@code unavailable}, since
+         * lost ZooKeeper data must never look like a fresh start.
+         */
+        public Builder initializeNamespace(boolean initialize) {
+            once(this.initializeNamespace, "initializeNamespace");
+            this.initializeNamespace = initialize;
+            return this;
+        }
+
+        /**
+         * Builds the gate.
+         *
+         * @throws IllegalStateException    when the client is not started
+         * @throws IllegalArgumentException when the client uses a connection-state error policy
+         *                                  other than Curator's standard one
+         */
+        public Gate build() {
+            if (client.getState() != CuratorFrameworkState.STARTED) {
+                throw new IllegalStateException("client: the CuratorFramework must be started before building a gate");
+            }
+            if (!(client.getConnectionStateErrorPolicy() instanceof StandardConnectionStateErrorPolicy)) {
+                throw new IllegalArgumentException("client: uses " + client.getConnectionStateErrorPolicy().getClass().getSimpleName()
+                        + "; oncegate needs StandardConnectionStateErrorPolicy (SUSPENDED must remove authority)");
+            }
+            String h = host != null ? host : localHost();
+            long pid = ProcessHandle.current().pid();
+            return new DefaultGate(client,
+                    namespace != null ? namespace : DEFAULT_NAMESPACE,
+                    registry != null ? registry : new CompositeMeterRegistry(),
+                    clock != null ? clock : Clock.systemUTC(),
+                    leaseTtl != null ? leaseTtl : Duration.ofSeconds(30),
+                    connectTimeout != null ? connectTimeout : Duration.ofSeconds(15),
+                    taskId != null ? taskId : h + ":" + pid, h, pid,
+                    Boolean.TRUE.equals(initializeNamespace));
+        }
+
+        private static void once(Object current, String field) {
+            if (current != null) {
+                throw new IllegalStateException(field + ": already set");
+            }
+        }
+
+        private static String localHost() {
+            try {
+                return InetAddress.getLocalHost().getHostName();
+            } catch (IOException e) {
+                String fromEnv = System.getenv("HOSTNAME");
+                if (fromEnv != null && !fromEnv.isEmpty()) {
+                    return fromEnv;
+                }
+                throw new UncheckedIOException("host: cannot determine the local host name; set it with Builder.host()", e);
+            }
+        }
+    }
+}

@@ -1,0 +1,121 @@
+package dev.oncegate.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+
+import dev.oncegate.Gate;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryNTimes;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingServer;
+
+/**
+ * A real standalone ZooKeeper server for tests (Curator's {@link TestingServer}), bound to
+ * 127.0.0.1 on a free port, with a throw-away data directory, plus the client helpers every
+ * oncegate test needs: a started Curator client with a short session, and namespace
+ * initialisation.
+ *
+ * <p>Thread-safe for the helpers; start, stop and restart are meant for the test thread.
+ * The server's tick time is 1000 ms, so sessions are capped at 20 s: ask for short sessions.
+ */
+public final class EmbeddedZooKeeper implements AutoCloseable {
+
+    /** Session timeout that keeps expiry tests fast while surviving a loaded 2-core machine. */
+    public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(6);
+
+    private final TestingServer server;
+
+    private EmbeddedZooKeeper(TestingServer server) {
+        this.server = server;
+    }
+
+    /** Starts a standalone server on 127.0.0.1 and a free port. */
+    public static EmbeddedZooKeeper start() {
+        try {
+            InstanceSpec spec = new InstanceSpec(null, -1, -1, -1, true, -1, -1, -1,
+                    Map.of("clientPortAddress", "127.0.0.1"), "127.0.0.1");
+            return new EmbeddedZooKeeper(new TestingServer(spec, true));
+        } catch (Exception e) {
+            throw new IllegalStateException("could not start an embedded ZooKeeper: " + e, e);
+        }
+    }
+
+    /** {@code 127.0.0.1:port}. */
+    public String connectString() {
+        return server.getConnectString();
+    }
+
+    /** The underlying Curator test server, for stop/restart. */
+    public TestingServer server() {
+        return server;
+    }
+
+    /**
+     * A started client with the given session timeout, Curator's default connection-state
+     * error policy, and a short bounded retry (so a stopped server fails fast). The caller closes it.
+     */
+    public CuratorFramework newClient(Duration sessionTimeout) {
+        return newClient(connectString(), sessionTimeout);
+    }
+
+    /** {@link #newClient(Duration)} with {@link #DEFAULT_SESSION_TIMEOUT}. */
+    public CuratorFramework newClient() {
+        return newClient(DEFAULT_SESSION_TIMEOUT);
+    }
+
+    /** A started client for any connect string (an ensemble's, say). */
+    public static CuratorFramework newClient(String connectString, Duration sessionTimeout) {
+        Objects.requireNonNull(connectString, "connectString");
+        Objects.requireNonNull(sessionTimeout, "sessionTimeout");
+        int session = (int) sessionTimeout.toMillis();
+        CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString(connectString)
+                .sessionTimeoutMs(session)
+                .connectionTimeoutMs(Math.min(session, 3000))
+                .retryPolicy(new RetryNTimes(3, 200))
+                .build();
+        client.start();
+        return client;
+    }
+
+    /** Writes the namespace's genesis record, as {@code oncegate init} does. */
+    public void initNamespace(String namespace) {
+        try (CuratorFramework client = newClient()) {
+            Gate.initialize(client, namespace);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while initialising " + namespace, e);
+        }
+    }
+
+    /** Stops the server, keeping its data for {@link #restart()}. */
+    public void stop() {
+        try {
+            server.stop();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Restarts a stopped server on the same port with the same data. */
+    public void restart() {
+        try {
+            server.restart();
+        } catch (Exception e) {
+            throw new IllegalStateException("could not restart the embedded ZooKeeper: " + e, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            server.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
