@@ -174,8 +174,13 @@ final class DefaultAttempt implements Attempt {
                             view.evidence("another executor crossed the boundary"));
                 }
                 case OPEN, LEASED -> {
-                    joinElection(n);
                     Records.Lease lease = view.data().lease();
+                    if (lease != null && !now.isBefore(deadline) && now.toEpochMilli() < lease.expires() && latch == null) {
+                        // Busy and not waiting: no need to join the election just to leave it.
+                        return new Decision.StopBusy(waited ? StopReason.WAIT_EXPIRED : StopReason.EXECUTOR_ACTIVE,
+                                view.evidence("another executor is active"));
+                    }
+                    joinElection(n);
                     String takeover = lease == null ? null : takeoverCause(lease, now);
                     if ((lease == null && latch.hasLeadership()) || takeover != null) {
                         Decision proceed = takeLease(takeover);
@@ -472,6 +477,7 @@ final class DefaultAttempt implements Attempt {
         return new Decision.StopUnavailable(reason, Evidence.of(where, scope, e.getMessage() != null ? e.getMessage() : e.toString()));
     }
 
+    /** Records a decision; {@code waited} is the election wait on entry, null for a later stop. */
     private void decide(Decision d, Duration waited) {
         decision = d;
         gate.metrics.decision(d, waited);
@@ -505,7 +511,7 @@ final class DefaultAttempt implements Attempt {
             releaseLease();
             gate.metrics.executorEnded();
         }
-        decide(stop, Duration.ZERO);
+        decide(stop, null);
     }
 
     /** {@code setData(scope, no lease, token)}: lets the next contender proceed at once. */

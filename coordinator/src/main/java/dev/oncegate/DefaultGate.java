@@ -17,7 +17,6 @@ import org.apache.curator.framework.api.UnhandledErrorListener;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -124,10 +123,9 @@ final class DefaultGate implements Gate {
         EffectKey.requireKeyText(key);
         String keyPath = Layout.keyPath(namespace, key);
         try {
-            Stat keyStat = new Stat();
             byte[] keyData;
             try {
-                keyData = client.getData().storingStatIn(keyStat).forPath(keyPath);
+                keyData = client.getData().forPath(keyPath);
             } catch (KeeperException.NoNodeException e) {
                 return new KeyHistory(key, keyPath, false, null, "absent", List.of(), List.of());
             }
@@ -136,20 +134,20 @@ final class DefaultGate implements Gate {
             List<KeyHistory.ScopeHistory> scopes = new ArrayList<>();
             Map<String, Integer> usedBy = new java.util.HashMap<>();
             for (int n = 0; n <= latest; n++) {
+                Map<String, byte[]> raw = new java.util.HashMap<>();
                 ScopeView view;
                 try {
-                    view = protocol.readScope(keyPath, n, null);
+                    view = protocol.readScope(keyPath, n, null, raw);
                 } catch (KeeperException.NoNodeException gap) {
                     throw new UnreadableRecordException(Layout.scope(keyPath, n), "scope " + n + " is missing below scope " + latest);
                 }
                 usedBy.put(view.data().opened(), n);
                 String scopePath = view.path();
-                Stat s = new Stat();
-                Map<String, Object> data = Records.tree(scopePath, client.getData().storingStatIn(s).forPath(scopePath));
+                Map<String, Object> data = Records.tree(scopePath, raw.get(scopePath));
                 Map<String, Object> armed = view.armed() == null ? null
-                        : Records.tree(Layout.armed(scopePath), client.getData().forPath(Layout.armed(scopePath)));
+                        : Records.tree(Layout.armed(scopePath), raw.get(Layout.armed(scopePath)));
                 Map<String, Object> outcome = view.outcome() == null ? null
-                        : Records.tree(Layout.outcome(scopePath), client.getData().forPath(Layout.outcome(scopePath)));
+                        : Records.tree(Layout.outcome(scopePath), raw.get(Layout.outcome(scopePath)));
                 scopes.add(new KeyHistory.ScopeHistory(n, stateName(view), view.version(), view.mzxid(), data, armed, outcome));
             }
             String authPath = Layout.authorizations(keyPath);

@@ -59,10 +59,12 @@ final class GateMetrics {
         Counter.builder(DECISIONS).description("Decisions reached by contenders")
                 .tag("namespace", namespace).tag("kind", decision.kind()).tag("reason", reason)
                 .register(registry).increment();
-        Timer.builder(ELECTION_WAIT).description("Time from entering a key to the decision")
-                .tag("namespace", namespace).tag("kind", decision.kind())
-                .publishPercentiles(0.5, 0.95, 0.99).publishPercentileHistogram()
-                .register(registry).record(waited);
+        if (waited != null) {
+            Timer.builder(ELECTION_WAIT).description("Time from entering a key to the decision")
+                    .tag("namespace", namespace).tag("kind", decision.kind())
+                    .publishPercentiles(0.5, 0.95, 0.99).publishPercentileHistogram()
+                    .register(registry).record(waited);
+        }
     }
 
     void failClosed(StopReason reason) {

@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -150,24 +151,34 @@ final class ScopeProtocol {
      * @throws KeeperException.NoNodeException when the scope does not exist
      */
     ScopeView readScope(String keyPath, int n, Watcher watcher) throws Exception {
+        return readScope(keyPath, n, watcher, null);
+    }
+
+    /** {@link #readScope(String, int, Watcher)} that also hands back each znode's raw data, by path. */
+    ScopeView readScope(String keyPath, int n, Watcher watcher, Map<String, byte[]> raw) throws Exception {
         String scopePath = Layout.scope(keyPath, n);
         String outcomePath = Layout.outcome(scopePath);
         Records.OutcomeRecord outcome = null;
         Stat outcomeStat = watcher == null ? client.checkExists().forPath(outcomePath)
                 : client.checkExists().usingWatcher(watcher).forPath(outcomePath);
         if (outcomeStat != null) {
-            outcome = Records.decodeOutcome(outcomePath, client.getData().forPath(outcomePath));
+            byte[] bytes = client.getData().forPath(outcomePath);
+            keep(raw, outcomePath, bytes);
+            outcome = Records.decodeOutcome(outcomePath, bytes);
         }
         Stat stat = new Stat();
         byte[] data = watcher == null || outcome != null
                 ? client.getData().storingStatIn(stat).forPath(scopePath)
                 : client.getData().storingStatIn(stat).usingWatcher(watcher).forPath(scopePath);
+        keep(raw, scopePath, data);
         Records.Scope scope = Records.decodeScope(scopePath, data);
         Records.Armed armed = null;
         if (scope.armed()) {
             String armedPath = Layout.armed(scopePath);
             try {
-                armed = Records.decodeArmed(armedPath, client.getData().forPath(armedPath));
+                byte[] bytes = client.getData().forPath(armedPath);
+                keep(raw, armedPath, bytes);
+                armed = Records.decodeArmed(armedPath, bytes);
             } catch (KeeperException.NoNodeException e) {
                 throw new UnreadableRecordException(scopePath, "the scope says armed but has no armed znode");
             }
@@ -176,6 +187,12 @@ final class ScopeProtocol {
             throw new UnreadableRecordException(outcomePath, "an outcome other than not_sent without an armed record");
         }
         return new ScopeView(n, scopePath, scope, stat.getVersion(), stat.getMzxid(), armed, outcome);
+    }
+
+    private static void keep(Map<String, byte[]> raw, String path, byte[] data) {
+        if (raw != null) {
+            raw.put(path, data);
+        }
     }
 
     /** {@code exists} on a latch node: whether a lease holder is still in the election. */
