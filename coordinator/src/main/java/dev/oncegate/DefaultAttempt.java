@@ -240,6 +240,9 @@ final class DefaultAttempt implements Attempt {
         }
         leasedScope = leased;
         leaseSession = session;
+        synchronized (monitor) {
+            sessionLost = false; // only a loss after the lease was taken concerns the executor
+        }
         if (takeoverCause != null) {
             gate.metrics.takeover(takeoverCause);
             Records.Actor previous = view.data().lease().holder();
@@ -503,19 +506,20 @@ final class DefaultAttempt implements Attempt {
     /** An executor stopped before crossing: leave the election; its lease lapses or is released. */
     private void stopExecutor(Decision.Stop stop) {
         boolean wasExecutor = phase == Phase.PROCEEDING;
-        if (stop.reason() == StopReason.CONNECTION_LOST || stop.reason() == StopReason.FENCED
-                || stop.reason() == StopReason.WRITE_RESULT_UNKNOWN) {
-            leasedScope = null; // never release a lease we may no longer hold, or may have armed
-        }
         if (wasExecutor) {
-            releaseLease();
+            // The release is a CAS on our token: it fails harmlessly when someone took the lease
+            // over, or when an ambiguous arming write was in fact applied (arming bumps the version).
+            if (stop.reason() != StopReason.FENCED) {
+                releaseLease(stop.reason() != StopReason.WRITE_RESULT_UNKNOWN);
+            }
+            leasedScope = null;
             gate.metrics.executorEnded();
         }
         decide(stop, null);
     }
 
     /** {@code setData(scope, no lease, token)}: lets the next contender proceed at once. */
-    private void releaseLease() {
+    private void releaseLease(boolean countFenced) {
         if (leasedScope == null) {
             return;
         }
@@ -524,7 +528,9 @@ final class DefaultAttempt implements Attempt {
             gate.protocol.writeLease(scopePath, token.version(), released);
             LOG.info("oncegate [key={} scope={} task={}] released the lease without arming", key.key(), view.scope(), gate.taskId);
         } catch (KeeperException.BadVersionException e) {
-            gate.metrics.fenced("release");
+            if (countFenced) {
+                gate.metrics.fenced("release");
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
@@ -540,7 +546,7 @@ final class DefaultAttempt implements Attempt {
             return;
         }
         if (phase == Phase.PROCEEDING) {
-            releaseLease();
+            releaseLease(true);
             gate.metrics.executorEnded();
         } else if (phase == Phase.ARMED) {
             gate.metrics.executorEnded();
