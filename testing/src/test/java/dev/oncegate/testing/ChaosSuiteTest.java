@@ -1,0 +1,36 @@
+package dev.oncegate.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The bounded chaos run of the default suite. Replay a failure with {@code -Doncegate.chaos.seed=N};
+ * the long soak is the {@code soak} profile ({@code mvn -B verify -Psoak}).
+ */
+class ChaosSuiteTest {
+
+    static long seed() {
+        String s = System.getProperty("oncegate.chaos.seed");
+        return s == null || s.isBlank() ? new java.util.Random().nextLong() : Long.parseLong(s);
+    }
+
+    @Test
+    void standaloneServer_underRandomFaults_deliversEveryEffectAtMostOnce() throws Exception {
+        long seed = seed();
+        System.out.println("chaos seed " + seed + " (replay with -Doncegate.chaos.seed=" + seed + ")");
+        ChaosRun.Config config = ChaosRun.builder().seed(seed).workers(6).effects(30).contenders(4)
+                .duration(Duration.ofSeconds(20)).faultRate(1.0).build();
+
+        ChaosRun.Report report = ChaosRun.run(config, p -> System.out.println("chaos progress " + p));
+
+        System.out.println("chaos report " + report);
+        assertThat(report.verdict().violations()).as("seed " + seed).isEmpty();
+        assertThat(report.verdict().duplicates()).as("seed " + seed).isZero();
+        assertThat(report.verdict().undecided()).as("seed " + seed).isZero();
+        assertThat(report.verdict().deliveries()).as("seed " + seed).isLessThanOrEqualTo(30).isPositive();
+        assertThat(report.totalFaults()).as("seed " + seed).isPositive();
+    }
+}
