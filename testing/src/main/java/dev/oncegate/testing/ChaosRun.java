@@ -18,16 +18,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
-import dev.oncegate.Attempt;
-import dev.oncegate.BoundaryAction;
-import dev.oncegate.Crossing;
-import dev.oncegate.Decision;
 import dev.oncegate.Destination;
 import dev.oncegate.EffectKey;
 import dev.oncegate.Gate;
 import dev.oncegate.KeyHistory;
-import dev.oncegate.OncegateException;
-import dev.oncegate.Outcome;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.search.Search;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -276,55 +270,23 @@ public final class ChaosRun {
 
     /** One contender: enter until the effect is decided (or the run's hard deadline passes). */
     private void contend(Worker worker, EffectKey key, int effect, long seed, long hardDeadline) {
-        Random random = new Random(seed);
-        while (!Thread.currentThread().isInterrupted() && System.nanoTime() < hardDeadline) {
-            try (Attempt attempt = worker.gate.enter(key, Duration.ofMillis(random.nextInt(2000)))) {
-                Decision decision = attempt.decision();
-                if (decision instanceof Decision.StopSent || decision instanceof Decision.StopUnknown) {
-                    decided.add(effect);
-                    return;
-                }
-                if (decision instanceof Decision.Proceed) {
-                    if (pauseNextExecutor.compareAndSet(true, false)) {
-                        Thread.sleep(config.leaseTtl().toMillis() * 3 / 2); // a hung executor: its lease lapses
-                    }
-                    if (random.nextBoolean() && !attempt.checkpoint("before-action").proceeds()) {
-                        continue;
-                    }
-                    Crossing crossing = attempt.cross(action(random));
-                    if (crossing instanceof Crossing.Crossed crossed && crossed.outcome() != Outcome.NOT_SENT) {
-                        decided.add(effect);
-                        return;
-                    }
-                    continue;
-                }
-                Thread.sleep(50 + random.nextInt(250)); // busy or unavailable: back off and enter again
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            } catch (OncegateException | IllegalStateException e) {
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
+        ChaosContender.Hooks hooks = new ChaosContender.Hooks() {
+            @Override
+            public void phase(String phase) {
             }
-        }
-    }
 
-    private BoundaryAction action(Random random) {
-        int roll = random.nextInt(100);
-        if (roll < 85) {
-            return provider.verified();
+            @Override
+            public boolean pauseNow() {
+                return pauseNextExecutor.compareAndSet(true, false);
+            }
+        };
+        try {
+            if (ChaosContender.run(worker.gate, key, new Random(seed), hardDeadline, provider, config.leaseTtl(), hooks)) {
+                decided.add(effect);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
-        if (roll < 92) {
-            return provider.rejects("the provider refused the upload before accepting it");
-        }
-        if (roll < 96) {
-            return provider.unconfirmed();
-        }
-        return provider.deliversThenFails(new IllegalStateException("timeout reading the provider's reply"));
     }
 
     private void injectFaults(ChaosFixture fixture, List<Worker> workers, Random random) {

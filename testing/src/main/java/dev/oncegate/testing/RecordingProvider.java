@@ -1,5 +1,11 @@
 package dev.oncegate.testing;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,21 +46,49 @@ public final class RecordingProvider {
     }
 
     private final List<Delivery> ledger = new ArrayList<>();
+    private final Path ledgerFile;
     private final Map<String, Long> highestZxid = new ConcurrentHashMap<>();
     private final AtomicLong receipts = new AtomicLong();
     private final boolean enforceTokens;
 
     public RecordingProvider() {
-        this(false);
+        this(false, null);
     }
 
-    private RecordingProvider(boolean enforceTokens) {
+    private RecordingProvider(boolean enforceTokens, Path ledgerFile) {
         this.enforceTokens = enforceTokens;
+        this.ledgerFile = ledgerFile;
+    }
+
+    /**
+     * A provider that also appends each delivery, as one line, to {@code ledgerFile} before it
+     * confirms — so deliveries made by worker processes that are later killed are still counted.
+     * Many processes may append to one file; read it back with {@link #readLedger(Path)}.
+     */
+    public static RecordingProvider appendingTo(Path ledgerFile) {
+        return new RecordingProvider(false, Objects.requireNonNull(ledgerFile, "ledgerFile"));
+    }
+
+    /** The deliveries appended to {@code ledgerFile} by {@link #appendingTo} providers, in file order. */
+    public static List<Delivery> readLedger(Path ledgerFile) throws IOException {
+        List<Delivery> deliveries = new ArrayList<>();
+        if (!Files.exists(ledgerFile)) {
+            return deliveries;
+        }
+        for (String line : Files.readAllLines(ledgerFile, StandardCharsets.UTF_8)) {
+            String[] f = line.split(" ");
+            if (f.length != 7) {
+                continue; // a line torn by a SIGKILL mid-write is not a confirmed delivery record
+            }
+            deliveries.add(new Delivery(f[0], Integer.parseInt(f[1]), new FencingToken(Integer.parseInt(f[2]),
+                    Long.parseLong(f[3])), f[4], f[5], Instant.parse(f[6])));
+        }
+        return deliveries;
     }
 
     /** A provider that refuses (as proven not sent) a token older than one it already accepted for the key. */
     public static RecordingProvider enforcingTokens() {
-        return new RecordingProvider(true);
+        return new RecordingProvider(true, null);
     }
 
     /** Delivers and confirms: {@code sent_verified}. */
@@ -110,8 +144,21 @@ public final class RecordingProvider {
                 }
                 highestZxid.put(ctx.key().key(), ctx.token().zxid());
             }
-            String receipt = "receipt-" + receipts.incrementAndGet();
-            ledger.add(new Delivery(ctx.key().key(), ctx.scope(), ctx.token(), ctx.taskId(), receipt, Instant.now()));
+            String receipt = "receipt-" + ProcessHandle.current().pid() + "-" + receipts.incrementAndGet();
+            Delivery delivery = new Delivery(ctx.key().key(), ctx.scope(), ctx.token(), ctx.taskId(), receipt, Instant.now());
+            if (ledgerFile != null) {
+                String line = String.join(" ", delivery.key(), Integer.toString(delivery.scope()),
+                        Integer.toString(delivery.token().version()), Long.toString(delivery.token().zxid()),
+                        delivery.taskId().replace(' ', '_'), receipt, delivery.at().toString()) + "\n";
+                try {
+                    // One append per line: O_APPEND keeps lines from different processes whole.
+                    Files.write(ledgerFile, line.getBytes(StandardCharsets.UTF_8), StandardOpenOption.CREATE,
+                            StandardOpenOption.APPEND, StandardOpenOption.WRITE);
+                } catch (IOException e) {
+                    throw new UncheckedIOException("could not append to the ledger " + ledgerFile, e);
+                }
+            }
+            ledger.add(delivery);
             return receipt;
         }
     }

@@ -33,4 +33,36 @@ class ChaosSuiteTest {
         assertThat(report.verdict().deliveries()).as("seed " + seed).isLessThanOrEqualTo(30).isPositive();
         assertThat(report.totalFaults()).as("seed " + seed).isPositive();
     }
+
+    @Test
+    void ensemble_withLeaderKillsAndWholeEnsembleRestarts_deliversEveryEffectAtMostOnce() throws Exception {
+        long seed = seed();
+        System.out.println("ensemble chaos seed " + seed + " (replay with -Doncegate.chaos.seed=" + seed + ")");
+        ChaosRun.Config config = ChaosRun.builder().seed(seed).ensemble(true).workers(6).effects(24).contenders(4)
+                .duration(Duration.ofSeconds(25)).faultRate(0.8).build();
+
+        ChaosRun.Report report = ChaosRun.run(config, p -> System.out.println("ensemble chaos progress " + p));
+
+        System.out.println("ensemble chaos report " + report);
+        assertThat(report.verdict().violations()).as("seed " + seed).isEmpty();
+        assertThat(report.verdict().duplicates()).as("seed " + seed).isZero();
+        assertThat(report.verdict().undecided()).as("seed " + seed).isZero();
+        assertThat(report.totalFaults()).as("seed " + seed).isPositive();
+    }
+
+    @Test
+    void workerProcesses_sigkilledAtRandomPoints_neverDeliverTwice() throws Exception {
+        long seed = seed();
+        System.out.println("process chaos seed " + seed + " (replay with -Doncegate.chaos.seed=" + seed + ")");
+        ProcessChaosRun.Config config = new ProcessChaosRun.Config(3, 12, 3, Duration.ofSeconds(25), 0.15, seed,
+                Duration.ofSeconds(90));
+
+        ProcessChaosRun.Report report = ProcessChaosRun.run(config);
+
+        System.out.println("process chaos report " + report);
+        assertThat(report.verdict().violations()).as("seed " + seed).isEmpty();
+        assertThat(report.verdict().duplicates()).as("seed " + seed).isZero();
+        assertThat(report.verdict().undecided()).as("seed " + seed).isZero();
+        assertThat(report.killsByPhase().values().stream().mapToInt(Integer::intValue).sum()).as("seed " + seed).isPositive();
+    }
 }
