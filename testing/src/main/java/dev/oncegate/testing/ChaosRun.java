@@ -51,12 +51,40 @@ public final class ChaosRun {
     private final Set<Integer> decided = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean pauseNextExecutor = new AtomicBoolean();
     private final AtomicBoolean stopping = new AtomicBoolean();
+    private final Map<Role, AtomicInteger> roles = new EnumMap<>(Role.class);
+
+    /**
+     * How a contender came to want the effect, which decides when it arrives: siblings created
+     * from one request arrive together; a delegated worker a moment later; a task resumed
+     * overnight long after its siblings have (probably) finished.
+     */
+    enum Role {
+        SIBLING, DELEGATED, RESUMED;
+
+        static Role of(int contender, int contenders) {
+            if (contenders >= 3 && contender == contenders - 1) {
+                return RESUMED;
+            }
+            return contender < Math.max(1, (contenders + 1) / 2) ? SIBLING : DELEGATED;
+        }
+
+        long delay(Random random, long arrivalWindow) {
+            return switch (this) {
+                case SIBLING -> random.nextInt(200);
+                case DELEGATED -> 200 + random.nextInt(1300);
+                case RESUMED -> Math.max(3000, arrivalWindow / 4) + random.nextInt((int) Math.max(1, arrivalWindow / 4));
+            };
+        }
+    }
 
     private ChaosRun(Config config, Consumer<Progress> progress) {
         this.config = config;
         this.progress = progress;
         for (FaultKind kind : FaultKind.values()) {
             faults.put(kind, new AtomicInteger());
+        }
+        for (Role role : Role.values()) {
+            roles.put(role, new AtomicInteger());
         }
     }
 
@@ -73,9 +101,11 @@ public final class ChaosRun {
      * @param leaseTtl       the gates' lease TTL
      * @param sessionTimeout the workers' session timeout
      * @param settle         how long after the faults stop survivors get to decide every effect
+     * @param registry       where the workers' gates register their meters
      */
     public record Config(int workers, int effects, int contenders, Duration duration, double faultRate, long seed,
-                         boolean ensemble, Duration leaseTtl, Duration sessionTimeout, Duration settle) {
+                         boolean ensemble, Duration leaseTtl, Duration sessionTimeout, Duration settle,
+                         MeterRegistry registry) {
         public Config {
             positive("workers", workers);
             positive("effects", effects);
@@ -84,6 +114,7 @@ public final class ChaosRun {
             Objects.requireNonNull(leaseTtl, "leaseTtl");
             Objects.requireNonNull(sessionTimeout, "sessionTimeout");
             Objects.requireNonNull(settle, "settle");
+            Objects.requireNonNull(registry, "registry");
             if (duration.isNegative()) {
                 throw new IllegalArgumentException("duration: must not be negative, got " + duration);
             }
@@ -119,6 +150,7 @@ public final class ChaosRun {
         private Duration leaseTtl = Duration.ofSeconds(3);
         private Duration sessionTimeout = Duration.ofSeconds(5);
         private Duration settle = Duration.ofSeconds(60);
+        private MeterRegistry registry;
 
         public Builder workers(int n) { this.workers = n; return this; }
         public Builder effects(int n) { this.effects = n; return this; }
@@ -130,10 +162,12 @@ public final class ChaosRun {
         public Builder leaseTtl(Duration d) { this.leaseTtl = d; return this; }
         public Builder sessionTimeout(Duration d) { this.sessionTimeout = d; return this; }
         public Builder settle(Duration d) { this.settle = d; return this; }
+        public Builder registry(MeterRegistry r) { this.registry = r; return this; }
 
         /** @throws IllegalArgumentException naming the field when a value is impossible */
         public Config build() {
-            return new Config(workers, effects, contenders, duration, faultRate, seed, ensemble, leaseTtl, sessionTimeout, settle);
+            return new Config(workers, effects, contenders, duration, faultRate, seed, ensemble, leaseTtl, sessionTimeout, settle,
+                    registry != null ? registry : new SimpleMeterRegistry());
         }
     }
 
@@ -157,13 +191,15 @@ public final class ChaosRun {
      * @param config      what was run
      * @param verdict     the checker's verdict (deliveries, duplicates, outcomes, violations)
      * @param faults      faults injected, by kind
+     * @param contenders  contenders by role: {@code sibling}, {@code delegated}, {@code resumed}
      * @param fencedWrites executor writes refused for a stale token
      * @param failClosed  stop_unavailable decisions
      * @param takeovers   leases taken over
      * @param elapsed     wall time of the whole run
      */
     public record Report(long seed, Config config, AtMostOnceChecker.Verdict verdict, Map<String, Integer> faults,
-                         long fencedWrites, long failClosed, long takeovers, Duration elapsed) {
+                         Map<String, Integer> contenders, long fencedWrites, long failClosed, long takeovers,
+                         Duration elapsed) {
 
         /** Safe (no violation), live (every effect decided), and no duplicate delivery. */
         public boolean ok() {
@@ -184,7 +220,7 @@ public final class ChaosRun {
 
     private Report execute() throws InterruptedException {
         long started = System.nanoTime();
-        MeterRegistry registry = new SimpleMeterRegistry();
+        MeterRegistry registry = config.registry();
         List<EffectKey> keys = new ArrayList<>();
         for (int i = 0; i < config.effects(); i++) {
             keys.add(EffectKey.of(Destination.stable("chaos", "destination-" + i),
@@ -206,7 +242,6 @@ public final class ChaosRun {
                 long hardDeadline = System.nanoTime() + config.duration().plus(config.settle()).toNanos();
                 List<java.util.concurrent.Future<?>> tasks = new ArrayList<>();
                 // Effects arrive over the first 80% of the fault phase, so faults meet work in flight.
-                // Most contenders of an effect are siblings arriving together; some resume later.
                 long arrivalWindow = config.duration().toMillis() * 4 / 5;
                 for (int e = 0; e < keys.size(); e++) {
                     long effectStart = arrivalWindow == 0 ? 0 : (long) (schedule.nextDouble() * arrivalWindow);
@@ -214,8 +249,9 @@ public final class ChaosRun {
                         int effect = e;
                         Worker worker = workers.get(schedule.nextInt(workers.size()));
                         long taskSeed = schedule.nextLong();
-                        long start = effectStart + (schedule.nextInt(4) == 0
-                                ? schedule.nextInt((int) Math.max(1, arrivalWindow / 2 + 1)) : schedule.nextInt(200));
+                        Role role = Role.of(c, config.contenders());
+                        roles.get(role).incrementAndGet();
+                        long start = effectStart + role.delay(schedule, arrivalWindow);
                         tasks.add(pool.schedule(() -> contend(worker, keys.get(effect), effect, taskSeed, hardDeadline),
                                 start, TimeUnit.MILLISECONDS));
                     }
@@ -246,7 +282,9 @@ public final class ChaosRun {
                 AtMostOnceChecker.Verdict verdict = AtMostOnceChecker.check(histories, provider.ledger(), true);
                 Map<String, Integer> injected = new LinkedHashMap<>();
                 faults.forEach((k, v) -> injected.put(k.wireName(), v.get()));
-                return new Report(config.seed(), config, verdict, injected,
+                Map<String, Integer> byRole = new LinkedHashMap<>();
+                roles.forEach((k, v) -> byRole.put(k.name().toLowerCase(), v.get()));
+                return new Report(config.seed(), config, verdict, injected, byRole,
                         count(registry.find("oncegate.fenced.writes")),
                         count(registry.find("oncegate.fail.closed")),
                         count(registry.find("oncegate.lease.takeovers")),
