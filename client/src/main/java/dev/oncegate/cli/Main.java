@@ -1,6 +1,10 @@
 package dev.oncegate.cli;
 
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 
 import dev.oncegate.OncegateException;
 import picocli.CommandLine;
@@ -18,8 +22,19 @@ public final class Main {
     }
 
     public static void main(String[] args) {
+        // JSON and messages are UTF-8 whatever the locale (an ASCII locale would print '?').
+        System.setOut(new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8));
+        System.setErr(new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8));
         configureLogging(args);
-        System.exit(execute(args));
+        String[] text;
+        try {
+            text = Arguments.utf8(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("oncegate: " + e.getMessage());
+            System.exit(ExitCode.USAGE);
+            return;
+        }
+        System.exit(execute(text));
     }
 
     /** Runs the command line; returns the exit code instead of exiting. */
