@@ -59,6 +59,16 @@ class BadInputIT extends CliFixture {
     }
 
     @Test
+    void malformedConnectString_exits2_beforeConnecting() throws Exception {
+        Cli.Result result = cli.run("run", "--connect", "localhost:abc", "--dest", dest, "--file", content.toString(),
+                "--", "sh", "-c", "touch marker");
+
+        assertThat(result.exit()).as(result.toString()).isEqualTo(2);
+        assertThat(result.stderr()).contains("--connect").doesNotContain("Exception");
+        assertThat(Files.exists(dir.resolve("marker"))).isFalse();
+    }
+
+    @Test
     void missingCommand_exits2() {
         Cli.Result result = cli.run("run", "--connect", zk.connectString(), "--dest", dest, "--file", content.toString());
 
