@@ -88,11 +88,34 @@ final class ServerCommand implements Callable<Integer> {
 
         if (!server.started.await(START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS) || failure.get() != null
                 || !thread.isAlive()) {
+            server.close();
+            thread.join(STOP_TIMEOUT.toMillis());
             Throwable t = failure.get();
             throw new UnavailableException("the ZooKeeper server did not start on " + bind + ":" + port
                     + (t != null ? ": " + t : ""));
         }
-        int actualPort = server.getClientPort();
+        Map<String, Object> out;
+        try {
+            out = announce(server.getClientPort(), dir, namespace, fresh);
+        } catch (Exception | Error e) {
+            // Stop the server ourselves, so the shutdown hook has nothing to do and the exit code stays ours.
+            server.close();
+            thread.join(STOP_TIMEOUT.toMillis());
+            throw e;
+        }
+        System.out.println(Json.line(out));
+        System.out.flush();
+        thread.join();
+        Throwable t = failure.get();
+        if (t != null) {
+            throw new UnavailableException("the ZooKeeper server stopped: " + t);
+        }
+        return ExitCode.SENT_VERIFIED;
+    }
+
+    /** Initialises a fresh namespace once the port answers; the start line. */
+    private Map<String, Object> announce(int actualPort, Path dir, String namespace, boolean fresh)
+            throws InterruptedException {
         String connect = connectHost() + ":" + actualPort;
         boolean initialized = false;
         if (fresh) {
@@ -106,14 +129,7 @@ final class ServerCommand implements Callable<Integer> {
         out.put("data_dir", dir.toString());
         out.put("namespace", namespace);
         out.put("initialized", initialized);
-        System.out.println(Json.line(out));
-        System.out.flush();
-        thread.join();
-        Throwable t = failure.get();
-        if (t != null) {
-            throw new UnavailableException("the ZooKeeper server stopped: " + t);
-        }
-        return ExitCode.SENT_VERIFIED;
+        return out;
     }
 
     private ServerConfig config(Path dir) throws IOException, QuorumPeerConfig.ConfigException {
