@@ -91,7 +91,7 @@ public final class Main {
             err.println(name + ": unavailable: " + e.getMessage());
             code = ExitCode.STOP_UNAVAILABLE;
         } else if (e instanceof InterruptedException) {
-            err.println(name + ": interrupted");
+            err.println(name + ": interrupted (SIGTERM/SIGINT?) before a decision was reached; nothing was run");
             code = ExitCode.STOP_UNAVAILABLE;
         } else {
             err.println(name + ": unexpected failure, failing closed: " + e);
