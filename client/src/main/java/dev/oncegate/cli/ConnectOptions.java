@@ -1,0 +1,49 @@
+package dev.oncegate.cli;
+
+import java.time.Duration;
+
+import org.apache.zookeeper.client.ConnectStringParser;
+import picocli.CommandLine.Option;
+
+/**
+ * Options of the subcommands that talk to ZooKeeper.
+ *
+ * <p>Not thread-safe; filled in by picocli on the main thread.
+ */
+final class ConnectOptions {
+
+    static final String DEFAULT_CONNECT = "127.0.0.1:2181";
+
+    @Option(names = "--connect", paramLabel = "HOST:PORT[,…]",
+            defaultValue = "${env:ONCEGATE_CONNECT:-127.0.0.1:2181}",
+            description = "ZooKeeper connect string (default: $$ONCEGATE_CONNECT, else 127.0.0.1:2181).")
+    String connect;
+
+    @Option(names = "--connect-timeout", paramLabel = "DURATION", defaultValue = "15s",
+            converter = Durations.class,
+            description = "How long to wait for ZooKeeper before failing closed with exit 13 (default: ${DEFAULT-VALUE}).")
+    Duration connectTimeout;
+
+    /** The connect string; an empty ONCEGATE_CONNECT counts as unset, an empty --connect is refused (exit 2). */
+    String connect() {
+        String env = System.getenv("ONCEGATE_CONNECT");
+        if ((connect == null || connect.isEmpty()) && env != null && env.isEmpty()) {
+            return DEFAULT_CONNECT;
+        }
+        if (connect == null || connect.isBlank()) {
+            throw new IllegalArgumentException("connect: the ZooKeeper connect string is empty"
+                    + " (set --connect or ONCEGATE_CONNECT, e.g. 127.0.0.1:2181)");
+        }
+        String text = connect.strip();
+        try {
+            ConnectStringParser parsed = new ConnectStringParser(text);
+            if (parsed.getServerAddresses().isEmpty()) {
+                throw new IllegalArgumentException("no server");
+            }
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--connect: '" + text + "' is not a ZooKeeper connect string"
+                    + " (HOST:PORT[,HOST:PORT…][/chroot]): " + e.getMessage(), e);
+        }
+        return text;
+    }
+}

@@ -1,0 +1,70 @@
+package dev.oncegate.cli;
+
+import java.nio.file.Path;
+
+import dev.oncegate.Destination;
+import dev.oncegate.EffectKey;
+import dev.oncegate.IdentityKind;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+
+/**
+ * {@code (--dest PROVIDER:ID | --dest-name PROVIDER:TITLE) --file PATH}: the options that name
+ * an effect. Checked by hand rather than with picocli groups, so every message names the
+ * option at fault; nothing here touches ZooKeeper.
+ *
+ * <p>Not thread-safe; filled in by picocli on the main thread.
+ */
+final class EffectKeyOptions {
+
+    @Option(names = "--dest", paramLabel = "PROVIDER:ID",
+            description = "Destination by a provider-assigned id (preferred), e.g. slack:C024BE91L.")
+    String dest;
+
+    @Option(names = "--dest-name", paramLabel = "PROVIDER:TITLE",
+            description = "Destination by its exact visible title (a weaker identity), e.g. slack:#general.")
+    String destName;
+
+    @Option(names = "--file", paramLabel = "PATH",
+            description = "The exact bytes to deliver; their SHA-256 is part of the key.")
+    Path file;
+
+    /** Whether any of these options was given. */
+    boolean anyGiven() {
+        return dest != null || destName != null || file != null;
+    }
+
+    /**
+     * The effect key, from exactly one of {@code --dest}/{@code --dest-name} and {@code --file}.
+     *
+     * @throws ParameterException       when the options are missing or combined wrongly (exit 2)
+     * @throws IllegalArgumentException naming the field when the destination or file is bad (exit 2)
+     */
+    EffectKey resolve(CommandSpec spec) {
+        if (dest != null && destName != null) {
+            throw new ParameterException(spec.commandLine(),
+                    "--dest and --dest-name are mutually exclusive: give exactly one");
+        }
+        if (dest == null && destName == null) {
+            throw new ParameterException(spec.commandLine(),
+                    "missing the destination: give --dest PROVIDER:ID or --dest-name PROVIDER:TITLE");
+        }
+        if (file == null) {
+            throw new ParameterException(spec.commandLine(), "missing --file PATH: the content to deliver");
+        }
+        Destination destination;
+        try {
+            destination = dest != null
+                    ? Destination.parse(IdentityKind.STABLE, dest)
+                    : Destination.parse(IdentityKind.DISPLAY_NAME, destName);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException((dest != null ? "--dest: " : "--dest-name: ") + e.getMessage(), e);
+        }
+        try {
+            return EffectKey.of(destination, file);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--" + e.getMessage(), e);
+        }
+    }
+}

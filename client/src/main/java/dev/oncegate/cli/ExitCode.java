@@ -1,0 +1,62 @@
+package dev.oncegate.cli;
+
+import dev.oncegate.Crossing;
+import dev.oncegate.Decision;
+import dev.oncegate.Outcome;
+
+/**
+ * The exit codes of SPEC §7, shared by every subcommand: {@code run} uses all of them, the
+ * other commands use 0, 2 and 13.
+ */
+final class ExitCode {
+
+    /** This run delivered: {@code sent_verified}. Also: any other command succeeded. */
+    static final int SENT_VERIFIED = 0;
+    /** This run crossed the boundary and the outcome is unknown: {@code send_status_unknown}. */
+    static final int SEND_STATUS_UNKNOWN = 1;
+    /** Usage error or bad input; nothing was written. */
+    static final int USAGE = 2;
+    /** This run's command proved {@code not_sent}; the key is free for a new executor. */
+    static final int NOT_SENT = 3;
+    /** Stopped: the key is consumed, {@code sent_verified}. */
+    static final int STOP_SENT = 10;
+    /** Stopped: the key is consumed, status unknown (or armed by another executor). */
+    static final int STOP_UNKNOWN = 11;
+    /** Stopped: another executor is active. */
+    static final int STOP_BUSY = 12;
+    /** Stopped: state unavailable (fail closed), ZooKeeper unreachable included. */
+    static final int STOP_UNAVAILABLE = 13;
+
+    private ExitCode() {
+    }
+
+    static int of(Decision.Stop stop) {
+        if (stop instanceof Decision.StopSent) {
+            return STOP_SENT;
+        }
+        if (stop instanceof Decision.StopUnknown) {
+            return STOP_UNKNOWN;
+        }
+        if (stop instanceof Decision.StopBusy) {
+            return STOP_BUSY;
+        }
+        return STOP_UNAVAILABLE;
+    }
+
+    static int of(Crossing crossing) {
+        if (crossing instanceof Crossing.Refused refused) {
+            return of(refused.stop());
+        }
+        Crossing.Crossed crossed = (Crossing.Crossed) crossing;
+        if (crossed.outcome() == Outcome.SENT_VERIFIED) {
+            // The command confirmed delivery. Even if the outcome znode could not be written
+            // (the scope then reads as send_status_unknown), this run did deliver.
+            return SENT_VERIFIED;
+        }
+        if (crossed.outcome() == Outcome.NOT_SENT && crossed.recorded()) {
+            return NOT_SENT;
+        }
+        // An unrecorded not_sent leaves the scope armed without outcome: consumed, status unknown.
+        return SEND_STATUS_UNKNOWN;
+    }
+}

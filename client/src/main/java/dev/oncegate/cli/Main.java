@@ -1,0 +1,104 @@
+package dev.oncegate.cli;
+
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+
+import dev.oncegate.OncegateException;
+import picocli.CommandLine;
+
+/**
+ * Entry point of {@code oncegate.jar}. Configures logging before any logger exists (slf4j-simple
+ * reads its configuration once, when the first logger is created), then runs the command line
+ * and exits with its code (SPEC §7).
+ */
+public final class Main {
+
+    static final String VERBOSE_ENV = "ONCEGATE_VERBOSE";
+
+    private Main() {
+    }
+
+    public static void main(String[] args) {
+        // JSON and messages are UTF-8 whatever the locale (an ASCII locale would print '?').
+        System.setOut(new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8));
+        System.setErr(new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8));
+        configureLogging(args);
+        String[] text;
+        try {
+            text = Arguments.utf8(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("oncegate: " + e.getMessage());
+            System.exit(ExitCode.USAGE);
+            return;
+        }
+        System.exit(execute(text));
+    }
+
+    /** Runs the command line; returns the exit code instead of exiting. */
+    static int execute(String... args) {
+        return commandLine().execute(args);
+    }
+
+    static CommandLine commandLine() {
+        CommandLine cli = new CommandLine(new OncegateCommand());
+        cli.setStopAtPositional(true); // `run … -- COMMAND ARG…`: the command's own flags stay its own
+        cli.setParameterExceptionHandler(Main::onBadUsage);
+        cli.setExecutionExceptionHandler(Main::onFailure);
+        return cli;
+    }
+
+    /** {@code -v}/{@code --verbose} before {@code --}, or {@code ONCEGATE_VERBOSE} set: dev.oncegate at INFO. */
+    static void configureLogging(String[] args) {
+        boolean verbose = isTruthy(System.getenv(VERBOSE_ENV));
+        for (String arg : args) {
+            if (arg.equals("--")) {
+                break;
+            }
+            if (arg.equals("-v") || arg.equals("--verbose")) {
+                verbose = true;
+            }
+        }
+        if (verbose) {
+            System.setProperty("org.slf4j.simpleLogger.log.dev.oncegate", "info");
+        }
+    }
+
+    private static boolean isTruthy(String value) {
+        return value != null && !value.isEmpty() && !value.equals("0") && !value.equalsIgnoreCase("false");
+    }
+
+    private static int onBadUsage(CommandLine.ParameterException e, String[] args) {
+        CommandLine cli = e.getCommandLine();
+        PrintWriter err = cli.getErr();
+        err.println(cli.getCommandSpec().qualifiedName() + ": " + e.getMessage());
+        CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
+        err.println("Try '" + cli.getCommandSpec().qualifiedName() + " --help' for more information.");
+        err.flush();
+        return ExitCode.USAGE;
+    }
+
+    private static int onFailure(Exception e, CommandLine cli, CommandLine.ParseResult parsed) {
+        PrintWriter err = cli.getErr();
+        String name = cli.getCommandSpec().qualifiedName();
+        int code;
+        if (e instanceof IllegalArgumentException) {
+            err.println(name + ": " + e.getMessage());
+            code = ExitCode.USAGE;
+        } else if (e instanceof UnavailableException || e instanceof OncegateException) {
+            err.println(name + ": unavailable: " + e.getMessage());
+            code = ExitCode.STOP_UNAVAILABLE;
+        } else if (e instanceof InterruptedException) {
+            err.println(name + ": interrupted (SIGTERM/SIGINT?) before a decision was reached; nothing was run");
+            code = ExitCode.STOP_UNAVAILABLE;
+        } else {
+            err.println(name + ": unexpected failure, failing closed: " + e);
+            e.printStackTrace(err);
+            code = ExitCode.STOP_UNAVAILABLE;
+        }
+        err.flush();
+        return code;
+    }
+}

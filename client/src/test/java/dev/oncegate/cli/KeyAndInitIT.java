@@ -1,0 +1,94 @@
+package dev.oncegate.cli;
+
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HexFormat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code oncegate key} reproduces the shared key vectors without ZooKeeper; {@code init} is idempotent. */
+class KeyAndInitIT extends CliFixture {
+
+    @Test
+    void key_slackVector_printsKeyAndPath() throws Exception {
+        Path hello = dir.resolve("hello.txt");
+        Files.writeString(hello, "hello world\n");
+
+        Cli.Result result = cli.run("key", "--dest", "slack:C024BE91L", "--file", hello.toString());
+
+        assertThat(result.exit()).as(result.toString()).isEqualTo(0);
+        JsonNode json = result.stdoutJson();
+        String expected = "db8c90dd89059f7dd1bfda7322e3ca93b87c6dad345d2c15415b74e2a8e31526";
+        assertThat(json.get("key").asText()).isEqualTo(expected);
+        assertThat(json.get("path").asText()).isEqualTo("/oncegate/keys/db/8c/" + expected);
+        assertThat(json.get("provider").asText()).isEqualTo("slack");
+        assertThat(json.get("identity").asText()).isEqualTo("stable");
+        assertThat(json.get("destination").asText()).isEqualTo("C024BE91L");
+        assertThat(json.get("sha256").asText()).isEqualTo("a948904f2f0f479b8f8197694b30184b0d2ed1c1cd2a1ec0fb85d299a192a447");
+        assertThat(json.size()).isEqualTo(6);
+
+        Cli.Result other = cli.run("key", "--namespace", "/other", "--dest", "slack:C024BE91L", "--file", hello.toString());
+
+        assertThat(other.stdoutJson().get("path").asText()).isEqualTo("/other/keys/db/8c/" + expected);
+    }
+
+    @Test
+    void key_everySharedVector_reproducesExactly() throws Exception {
+        JsonNode vectors;
+        try (InputStream in = getClass().getResourceAsStream("/key-vectors.json")) {
+            vectors = Cli.JSON.readTree(in);
+        }
+        int n = 0;
+        for (JsonNode v : vectors.get("vectors")) {
+            Path file = dir.resolve("content-" + n++);
+            byte[] bytes = v.get("content_hex").isNull() ? "a".repeat(100_000).getBytes()
+                    : HexFormat.of().parseHex(v.get("content_hex").asText());
+            Files.write(file, bytes);
+            String option = v.get("identity").asText().equals("stable") ? "--dest" : "--dest-name";
+
+            Cli.Result result = cli.run("key", option, v.get("provider").asText() + ":" + v.get("destination").asText(),
+                    "--file", file.toString());
+
+            assertThat(result.exit()).as(result.toString()).isEqualTo(0);
+            assertThat(result.stdoutJson().get("sha256").asText()).isEqualTo(v.get("content_sha256").asText());
+            assertThat(result.stdoutJson().get("key").asText()).as(v.toString()).isEqualTo(v.get("key").asText());
+            assertThat(result.stdoutJson().get("destination").asText()).isEqualTo(v.get("destination").asText());
+        }
+    }
+
+    @Test
+    void key_underAnAsciiLocale_keysTheExactUtf8Destination() throws Exception {
+        Path report = dir.resolve("report");
+        Files.writeString(report, "quarterly report");
+        Cli ascii = new Cli(dir, java.util.Map.of("LANG", "C", "LC_ALL", "C"));
+
+        Cli.Result result = ascii.run("key", "--dest-name", "desktop-chat:Équipe Finance – Q3 📊", "--file", report.toString());
+
+        assertThat(result.exit()).as(result.toString()).isEqualTo(0);
+        assertThat(result.stdoutJson().get("key").asText())
+                .isEqualTo("aeb5f572755ad880115d25d9425727cd594aed3c8e4c11f0b298f3312fe016ea");
+        assertThat(result.stdoutJson().get("destination").asText()).isEqualTo("Équipe Finance – Q3 📊");
+    }
+
+    @Test
+    void init_twice_secondChangesNothing() throws Exception {
+        String namespace = "/init-" + System.nanoTime();
+
+        Cli.Result first = cli.run("init", "--connect", zk.connectString(), "--namespace", namespace);
+        String genesis = new String(curator.getData().forPath(namespace + "/genesis"));
+        Cli.Result second = cli.run("init", "--connect", zk.connectString(), "--namespace", namespace);
+
+        assertThat(first.exit()).as(first.toString()).isEqualTo(0);
+        assertThat(second.exit()).as(second.toString()).isEqualTo(0);
+        assertThat(first.stdoutJson().get("created").asBoolean()).isTrue();
+        assertThat(second.stdoutJson().get("created").asBoolean()).isFalse();
+        assertThat(second.stdoutJson().get("namespace").asText()).isEqualTo(namespace);
+        assertThat(second.stdoutJson().get("genesis").get("id").asText())
+                .isEqualTo(first.stdoutJson().get("genesis").get("id").asText());
+        assertThat(new String(curator.getData().forPath(namespace + "/genesis"))).isEqualTo(genesis);
+    }
+}

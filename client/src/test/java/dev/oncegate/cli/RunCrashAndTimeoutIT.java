@@ -1,0 +1,89 @@
+package dev.oncegate.cli;
+
+import java.nio.file.Files;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * {@code oncegate run} when the gate process dies, is told to stop, or its command hangs: the
+ * key is consumed (an uncertain outcome consumes it) and the command's process tree is gone.
+ */
+class RunCrashAndTimeoutIT extends CliFixture {
+
+    private static final String STARTED_THEN_HANG = "echo started >> ledger; sleep 30 & echo $! > sleep.pid; wait";
+
+    @Test
+    void gateKilledWhileCommandRuns_nextRunExits11_andItsCommandNeverRuns() throws Exception {
+        Cli.Running gate = cli.start(runArgs(STARTED_THEN_HANG));
+        await().atMost(Timing.APPEAR).until(() -> ledgerLines().contains("started") && Files.exists(dir.resolve("sleep.pid")));
+        List<ProcessHandle> children = gate.process().descendants().toList();
+
+        gate.process().toHandle().destroyForcibly(); // SIGKILL: no hook, no outcome
+        children.forEach(ProcessHandle::destroyForcibly);
+        await().atMost(Timing.APPEAR).until(() -> !gate.process().isAlive());
+
+        Cli.Result next = run(LEDGER_LINE);
+
+        assertThat(next.exit()).as(next.toString()).isEqualTo(11);
+        assertThat(next.runJson().get("reason").asText()).isEqualTo("armed_without_outcome");
+        assertThat(ledgerLines()).containsExactly("started");
+        assertThat(znode("/0/armed")).isNotNull();
+        assertThat(znode("/0/outcome")).isNull();
+    }
+
+    @Test
+    void timeoutPasses_exits1Promptly_killsTheCommandTree_andNextRunExits11() throws Exception {
+        Instant start = Instant.now();
+        Cli.Result timedOut = run(STARTED_THEN_HANG, "--timeout", "1s");
+        Duration took = Duration.between(start, Instant.now());
+
+        assertThat(timedOut.exit()).as(timedOut.toString()).isEqualTo(1);
+        assertThat(timedOut.runJson().get("outcome").asText()).isEqualTo("send_status_unknown");
+        assertThat(timedOut.runJson().get("detail").asText()).contains("timed out");
+        assertThat(took).as("the 30 s sleep did not hold the run").isLessThan(Timing.scaled(Duration.ofSeconds(25)));
+        long sleepPid = Long.parseLong(Files.readString(dir.resolve("sleep.pid")).strip());
+        await().atMost(Timing.APPEAR).until(() -> ProcessHandle.of(sleepPid).map(p -> !p.isAlive()).orElse(true));
+
+        Cli.Result next = run(LEDGER_LINE);
+
+        assertThat(next.exit()).as(next.toString()).isEqualTo(11);
+        assertThat(ledgerLines()).containsExactly("started");
+    }
+
+    @Test
+    void sigtermWhileCommandRuns_killsTheCommand_recordsUnknown_andExits1() throws Exception {
+        Cli.Running gate = cli.start(runArgs(STARTED_THEN_HANG));
+        await().atMost(Timing.APPEAR).until(() -> Files.exists(dir.resolve("sleep.pid"))
+                && !Files.readString(dir.resolve("sleep.pid")).isBlank());
+        long sleepPid = Long.parseLong(Files.readString(dir.resolve("sleep.pid")).strip());
+
+        gate.process().destroy(); // SIGTERM
+        Cli.Result stopped = gate.await(Timing.PROCESS);
+
+        assertThat(stopped.exit()).as(stopped.toString()).isEqualTo(1);
+        assertThat(stopped.runJson().get("outcome").asText()).isEqualTo("send_status_unknown");
+        assertThat(stopped.runJson().get("recorded").asBoolean()).isTrue();
+        assertThat(znode("/0/outcome")).contains("\"send_status_unknown\"");
+        Optional<ProcessHandle> sleep = ProcessHandle.of(sleepPid);
+        await().atMost(Timing.APPEAR).until(() -> sleep.map(p -> !p.isAlive()).orElse(true));
+    }
+
+    @Test
+    void waitForActiveExecutor_getsItsFinalDecision() throws Exception {
+        Cli.Running first = cli.start(runArgs("echo started >> ledger; sleep 3; " + LEDGER_LINE));
+        await().atMost(Timing.APPEAR).until(() -> ledgerLines().contains("started"));
+
+        Cli.Result waiter = run(LEDGER_LINE, "--wait", "60s");
+
+        assertThat(first.await(Timing.PROCESS).exit()).isEqualTo(0);
+        assertThat(waiter.exit()).as(waiter.toString()).isEqualTo(10);
+        assertThat(ledgerLines()).hasSize(2); // "started" and the first run's one delivery
+    }
+}
