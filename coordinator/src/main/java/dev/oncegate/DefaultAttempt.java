@@ -128,7 +128,7 @@ final class DefaultAttempt implements Attempt {
     private Decision contend(Instant deadline, boolean waited) throws Exception {
         if (!gate.client.blockUntilConnected((int) gate.connectTimeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
             return new Decision.StopUnavailable(StopReason.ZOOKEEPER_UNREACHABLE, Evidence.of(gate.protocol.namespace(), -1,
-                    "no ZooKeeper connection within " + gate.connectTimeout + " (" + gate.client.getZookeeperClient().getCurrentConnectionString()
+                    "no ZooKeeper connection within " + gate.connectTimeout.toMillis() + " ms (" + gate.client.getZookeeperClient().getCurrentConnectionString()
                             + "): check that the ensemble is up and reachable"));
         }
         Decision.Stop namespaceStop = gate.checkGenesis();
@@ -153,11 +153,7 @@ final class DefaultAttempt implements Attempt {
                     continue;
                 }
                 case SENT_VERIFIED, SEND_STATUS_UNKNOWN -> {
-                    Optional<String> auth = gate.protocol.unusedAuthorization(keyPath, n);
-                    if (auth.isPresent()) {
-                        LOG.info("oncegate [key={} scope={} task={}] redelivery authorized by {}: opening scope {}",
-                                key.key(), n, gate.taskId, auth.get(), n + 1);
-                        gate.protocol.openAuthorizedScope(keyPath, n + 1, auth.get());
+                    if (openAuthorizedScope(n)) {
                         n++;
                         continue;
                     }
@@ -166,6 +162,12 @@ final class DefaultAttempt implements Attempt {
                             : new Decision.StopUnknown(StopReason.SEND_STATUS_UNKNOWN, view.evidence("key consumed"));
                 }
                 case ARMED -> {
+                    // Armed without outcome is consumed (it reads as send_status_unknown), so an
+                    // operator's authorization opens the next scope here too.
+                    if (openAuthorizedScope(n)) {
+                        n++;
+                        continue;
+                    }
                     if (now.isBefore(deadline)) {
                         awaitEvent(seen, deadline);
                         continue;
@@ -205,6 +207,18 @@ final class DefaultAttempt implements Attempt {
                 }
             }
         }
+    }
+
+    /** Opens scope {@code n + 1} from the oldest unused authorization of a consumed scope {@code n}, if any. */
+    private boolean openAuthorizedScope(int n) throws Exception {
+        Optional<String> auth = gate.protocol.unusedAuthorization(keyPath, n);
+        if (auth.isEmpty()) {
+            return false;
+        }
+        LOG.info("oncegate [key={} scope={} task={}] redelivery authorized by {}: opening scope {}",
+                key.key(), n, gate.taskId, auth.get(), n + 1);
+        gate.protocol.openAuthorizedScope(keyPath, n + 1, auth.get());
+        return true;
     }
 
     /**

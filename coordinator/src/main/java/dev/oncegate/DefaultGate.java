@@ -171,12 +171,8 @@ final class DefaultGate implements Gate {
         }
     }
 
-    private String stateName(ScopeView view) {
-        ScopeView.State state = view.state();
-        if (state == ScopeView.State.LEASED && clock.millis() >= view.data().lease().expires()) {
-            return "leased_lapsed";
-        }
-        return state.name().toLowerCase();
+    private static String stateName(ScopeView view) {
+        return view.state().name().toLowerCase();
     }
 
     @Override
@@ -189,6 +185,7 @@ final class DefaultGate implements Gate {
         if (closed.compareAndSet(false, true)) {
             client.getConnectionStateListenable().removeListener(connectionListener);
             client.getUnhandledErrorListenable().removeListener(errorListener);
+            metrics.close();
         }
     }
 

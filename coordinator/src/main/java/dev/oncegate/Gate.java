@@ -37,6 +37,16 @@ public interface Gate extends AutoCloseable {
     /** The default namespace, {@code /oncegate}. */
     String DEFAULT_NAMESPACE = "/oncegate";
 
+    /**
+     * Checks a namespace: an absolute ZooKeeper path below the root, not under {@code /zookeeper}.
+     *
+     * @return the namespace
+     * @throws IllegalArgumentException naming the namespace when it is malformed
+     */
+    static String checkNamespace(String namespace) {
+        return Layout.checkNamespace(namespace);
+    }
+
     /** A builder over a started, caller-owned client. */
     static Builder builder(CuratorFramework client) {
         return new Builder(client);

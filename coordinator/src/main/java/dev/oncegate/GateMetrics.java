@@ -1,8 +1,11 @@
 package dev.oncegate;
 
 import java.time.Duration;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.WeakHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -28,30 +31,79 @@ final class GateMetrics {
     static final String ACTIVE = "oncegate.executors.active";
     static final String CONNECTION = "oncegate.zookeeper.connection";
 
+    /**
+     * Gauges are per (registry, namespace), shared by every gate of this process that reports
+     * there: a fleet process often runs several gates on one registry.
+     */
+    private static final Map<MeterRegistry, Map<String, Shared>> SHARED = new WeakHashMap<>();
+
+    private static final ConnectionState[] STATES = {ConnectionState.CONNECTED, ConnectionState.SUSPENDED,
+            ConnectionState.LOST, ConnectionState.READ_ONLY};
+
+    /** The state behind the gauges: executors, and gates per connection state. */
+    private static final class Shared {
+        final AtomicInteger active = new AtomicInteger();
+        final Map<ConnectionState, AtomicInteger> gates = new EnumMap<>(ConnectionState.class);
+
+        Shared() {
+            for (ConnectionState state : STATES) {
+                gates.put(state, new AtomicInteger());
+            }
+        }
+    }
+
     private final MeterRegistry registry;
     private final String namespace;
-    private final AtomicInteger active = new AtomicInteger();
-    private final AtomicReference<ConnectionState> connection = new AtomicReference<>();
+    private final Shared shared;
+    private ConnectionState connection; // guarded by shared
 
     GateMetrics(MeterRegistry registry, String namespace, boolean connected) {
         this.registry = registry;
         this.namespace = namespace;
-        this.connection.set(connected ? ConnectionState.CONNECTED : ConnectionState.SUSPENDED);
-        Gauge.builder(ACTIVE, active, AtomicInteger::get)
-                .description("Executors of this gate holding a lease or crossing a boundary")
-                .tag("namespace", namespace).register(registry);
-        for (ConnectionState state : new ConnectionState[] {ConnectionState.CONNECTED, ConnectionState.SUSPENDED,
-                ConnectionState.LOST, ConnectionState.READ_ONLY}) {
-            Gauge.builder(CONNECTION, connection, c -> c.get() == state || (state == ConnectionState.CONNECTED
-                            && c.get() == ConnectionState.RECONNECTED) ? 1 : 0)
-                    .description("1 for the ZooKeeper connection's current state, 0 for the others")
-                    .tag("namespace", namespace).tag("state", state.name().toLowerCase())
-                    .register(registry);
+        synchronized (SHARED) {
+            Map<String, Shared> byNamespace = SHARED.computeIfAbsent(registry, r -> new HashMap<>());
+            Shared existing = byNamespace.get(namespace);
+            if (existing == null) {
+                existing = new Shared();
+                byNamespace.put(namespace, existing);
+                Gauge.builder(ACTIVE, existing.active, AtomicInteger::get)
+                        .description("Executors holding a lease or crossing a boundary, over this process's gates")
+                        .tag("namespace", namespace).register(registry);
+                for (ConnectionState state : STATES) {
+                    Gauge.builder(CONNECTION, existing.gates.get(state), AtomicInteger::get)
+                            .description("This process's gates whose ZooKeeper connection is in this state")
+                            .tag("namespace", namespace).tag("state", state.name().toLowerCase())
+                            .register(registry);
+                }
+            }
+            this.shared = existing;
+        }
+        synchronized (shared) {
+            connection = connected ? ConnectionState.CONNECTED : ConnectionState.SUSPENDED;
+            shared.gates.get(connection).incrementAndGet();
         }
     }
 
     void connectionState(ConnectionState state) {
-        connection.set(state);
+        ConnectionState counted = state == ConnectionState.RECONNECTED ? ConnectionState.CONNECTED : state;
+        synchronized (shared) {
+            if (connection == null || connection == counted) {
+                return; // closed, or no change
+            }
+            shared.gates.get(connection).decrementAndGet();
+            connection = counted;
+            shared.gates.get(connection).incrementAndGet();
+        }
+    }
+
+    /** The gate closed: it no longer counts in the connection gauge. */
+    void close() {
+        synchronized (shared) {
+            if (connection != null) {
+                shared.gates.get(connection).decrementAndGet();
+                connection = null;
+            }
+        }
     }
 
     void decision(Decision decision, Duration waited) {
@@ -97,10 +149,10 @@ final class GateMetrics {
     }
 
     void executorStarted() {
-        active.incrementAndGet();
+        shared.active.incrementAndGet();
     }
 
     void executorEnded() {
-        active.decrementAndGet();
+        shared.active.decrementAndGet();
     }
 }

@@ -1,7 +1,5 @@
 package dev.oncegate.cli;
 
-import dev.oncegate.Destination;
-import dev.oncegate.EffectKey;
 import dev.oncegate.Gate;
 import picocli.CommandLine.Option;
 
@@ -12,10 +10,6 @@ import picocli.CommandLine.Option;
  * <p>Not thread-safe; filled in by picocli on the main thread.
  */
 final class CommonOptions {
-
-    /** A fixed key, used only to let the library validate a namespace before anything connects. */
-    private static final EffectKey NAMESPACE_PROBE =
-            EffectKey.of(Destination.stable("oncegate", "namespace-probe"), new byte[0]);
 
     @Option(names = "--namespace", paramLabel = "PATH", defaultValue = Gate.DEFAULT_NAMESPACE,
             description = "ZooKeeper namespace (default: ${DEFAULT-VALUE}).")
@@ -31,7 +25,6 @@ final class CommonOptions {
      * @throws IllegalArgumentException naming the namespace when it is not an absolute ZooKeeper path
      */
     String namespace() {
-        NAMESPACE_PROBE.path(namespace);
-        return namespace;
+        return Gate.checkNamespace(namespace);
     }
 }

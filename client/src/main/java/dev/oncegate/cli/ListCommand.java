@@ -26,8 +26,7 @@ import picocli.CommandLine.Spec;
         description = "List keys by current state, one JSON object a line.")
 final class ListCommand implements Callable<Integer> {
 
-    static final Set<String> STATES = Set.of("open", "leased", "leased_lapsed", "armed", "sent_verified",
-            "send_status_unknown", "not_sent");
+    static final Set<String> STATES = Set.of("open", "leased", "armed", "sent_verified", "send_status_unknown");
 
     @Spec
     CommandSpec spec;
@@ -39,7 +38,8 @@ final class ListCommand implements Callable<Integer> {
     ConnectOptions connection;
 
     @Option(names = "--state", paramLabel = "STATE",
-            description = "Only keys in this state: open, leased, leased_lapsed, armed, sent_verified, send_status_unknown.")
+            description = "Only keys in this state: open, leased, armed (no outcome: reads as unknown), sent_verified,"
+                    + " send_status_unknown.")
     String state;
 
     @Option(names = "--limit", paramLabel = "N", description = "Print at most N keys.")

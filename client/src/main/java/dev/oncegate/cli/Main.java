@@ -63,6 +63,10 @@ public final class Main {
         }
         if (verbose) {
             System.setProperty("org.slf4j.simpleLogger.log.dev.oncegate", "info");
+        } else if (args.length > 0 && args[0].equals("demo")) {
+            // The demo injects faults on purpose: its workers' connection warnings are the show, not news.
+            System.setProperty("org.slf4j.simpleLogger.log.dev.oncegate", "error");
+            System.setProperty("org.slf4j.simpleLogger.log.org.apache.zookeeper", "off");
         }
     }
 

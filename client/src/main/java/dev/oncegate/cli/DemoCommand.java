@@ -1,0 +1,253 @@
+package dev.oncegate.cli;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.StringJoiner;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+import com.sun.net.httpserver.HttpServer;
+import dev.oncegate.testing.ChaosRun;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code oncegate demo}: an embedded ZooKeeper (or 3-server ensemble), a fleet of simulated
+ * agent workers racing over effects while faults are injected, a live progress line, and a
+ * verdict. Exit 0 only when no effect was delivered twice and every effect was decided.
+ *
+ * <p>Ctrl-C (SIGINT/SIGTERM) interrupts the run, which then stops its workers and servers and
+ * deletes their data directories before the JVM exits.
+ */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+        description = {"Run a fleet of simulated agent workers against an embedded ZooKeeper while faults are"
+                + " injected, and check that every effect was delivered at most once.",
+                "Exit 0 only when there was no duplicate delivery and every effect was decided."})
+final class DemoCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    CommonOptions common;
+
+    @Option(names = "--workers", paramLabel = "N", defaultValue = "6",
+            description = "Worker sessions (default: ${DEFAULT-VALUE}).")
+    int workers;
+
+    @Option(names = "--effects", paramLabel = "N", defaultValue = "40",
+            description = "Distinct effects to deliver (default: ${DEFAULT-VALUE}).")
+    int effects;
+
+    @Option(names = "--contenders", paramLabel = "N", defaultValue = "4",
+            description = "Contenders per effect: siblings, a delegated worker, a task resumed overnight (default: ${DEFAULT-VALUE}).")
+    int contenders;
+
+    @Option(names = "--duration", paramLabel = "DURATION", defaultValue = "20s", converter = Durations.class,
+            description = "How long faults are injected (default: ${DEFAULT-VALUE}).")
+    Duration duration;
+
+    @Option(names = "--fault-rate", paramLabel = "PER_SECOND", defaultValue = "0.5",
+            description = "Faults injected per second (default: ${DEFAULT-VALUE}).")
+    double faultRate;
+
+    @Option(names = "--seed", paramLabel = "SEED", description = "Seed of every random choice (default: random; printed).")
+    Long seed;
+
+    @Option(names = "--ensemble", description = "Run a 3-server ensemble (leader kills included) instead of one server.")
+    boolean ensemble;
+
+    @Option(names = "--metrics-port", paramLabel = "PORT",
+            description = "Serve the meters in Prometheus text format on http://127.0.0.1:PORT/metrics while running.")
+    Integer metricsPort;
+
+    @Option(names = "--json", description = "Print the result as one JSON object instead of a table.")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+        common.namespace();
+        if (metricsPort != null && (metricsPort < 1 || metricsPort > 65535)) {
+            throw new ParameterException(spec.commandLine(), "--metrics-port: must be 1 to 65535, got " + metricsPort);
+        }
+        if (duration.compareTo(Duration.ofHours(24)) > 0) {
+            throw new ParameterException(spec.commandLine(), "--duration: at most 24h, got " + Durations.format(duration));
+        }
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        ChaosRun.Config config;
+        try {
+            ChaosRun.Builder builder = ChaosRun.builder().workers(workers).effects(effects).contenders(contenders)
+                    .duration(duration).faultRate(faultRate).ensemble(ensemble).registry(registry);
+            if (seed != null) {
+                builder.seed(seed);
+            }
+            config = builder.build();
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), "--" + e.getMessage().replace("faultRate", "fault-rate"));
+        }
+        // Everything the embedded servers write (data directories, generated configs) goes into one
+        // private temporary directory, removed at the end even after Ctrl-C. Created with java.io.File
+        // so that neither JDK temp-file helper has cached the old location yet.
+        File scratch = new File(System.getProperty("java.io.tmpdir"),
+                "oncegate-demo-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
+        if (!scratch.mkdirs()) {
+            throw new UnavailableException("cannot create a temporary directory " + scratch);
+        }
+        System.setProperty("java.io.tmpdir", scratch.getPath());
+        try {
+            return runIn(config, registry);
+        } finally {
+            deleteRecursively(scratch);
+        }
+    }
+
+    private Integer runIn(ChaosRun.Config config, PrometheusMeterRegistry registry) throws Exception {
+        PrintStream err = System.err;
+        err.println("oncegate demo: seed " + config.seed() + " (replay with --seed " + config.seed() + "), "
+                + workers + " workers, " + effects + " effects x " + contenders + " contenders, faults for "
+                + Durations.format(duration) + " at " + faultRate + "/s on " + (ensemble ? "a 3-server ensemble" : "one server"));
+        HttpServer metrics = metricsPort == null ? null : serveMetrics(registry, metricsPort, err);
+        Thread main = Thread.currentThread();
+        Thread onSignal = new Thread(() -> {
+            main.interrupt(); // the run cleans up (workers, servers, data directories) on interrupt
+            try {
+                main.join(TimeUnit.SECONDS.toMillis(30));
+            } catch (InterruptedException ignored) {
+                // exiting anyway
+            }
+        }, "oncegate-demo-shutdown");
+        Runtime.getRuntime().addShutdownHook(onSignal);
+        boolean tty = System.console() != null;
+        ChaosRun.Report report;
+        try {
+            report = ChaosRun.run(config, p -> progress(err, tty, p));
+        } catch (InterruptedException e) {
+            err.println("oncegate demo: interrupted; workers and servers stopped, their data removed");
+            return 130;
+        } finally {
+            if (metrics != null) {
+                metrics.stop(0);
+            }
+            if (tty) {
+                err.println();
+            }
+        }
+        try {
+            Runtime.getRuntime().removeShutdownHook(onSignal);
+        } catch (IllegalStateException shuttingDown) {
+            // a signal arrived just as the run finished
+        }
+        System.out.println(json ? Json.line(jsonReport(report)) : table(report));
+        return report.ok() ? 0 : 1;
+    }
+
+    private static void deleteRecursively(File file) {
+        File[] children = file.listFiles();
+        if (children != null) {
+            for (File child : children) {
+                deleteRecursively(child);
+            }
+        }
+        if (!file.delete() && file.exists()) {
+            System.err.println("oncegate demo: could not delete " + file);
+        }
+    }
+
+    private static void progress(PrintStream err, boolean tty, ChaosRun.Progress p) {
+        String line = String.format("decided %d/%d  deliveries %d  duplicates %d  faults %d  %ds",
+                p.decided(), p.effects(), p.deliveries(), p.duplicates(), p.faults(), p.elapsed().toSeconds());
+        if (tty) {
+            err.print("\r" + line + "   ");
+            err.flush();
+        } else if (p.elapsed().toSeconds() % 5 == 0) {
+            err.println(line);
+        }
+    }
+
+    private static HttpServer serveMetrics(PrometheusMeterRegistry registry, int port, PrintStream err) throws IOException {
+        HttpServer server;
+        try {
+            server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 0);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("metrics-port: cannot listen on 127.0.0.1:" + port + ": " + e.getMessage(), e);
+        }
+        server.createContext("/metrics", exchange -> {
+            byte[] body = registry.scrape().getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+            exchange.sendResponseHeaders(200, body.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(body);
+            }
+        });
+        server.start();
+        err.println("oncegate demo: metrics on http://127.0.0.1:" + port + "/metrics");
+        return server;
+    }
+
+    static Map<String, Object> jsonReport(ChaosRun.Report r) {
+        Map<String, Object> out = Json.object();
+        out.put("ok", r.ok());
+        out.put("seed", r.seed());
+        out.put("effects", r.verdict().effects());
+        out.put("deliveries", r.verdict().deliveries());
+        out.put("duplicates", r.verdict().duplicates());
+        out.put("undecided", r.verdict().undecided());
+        out.put("outcomes", r.verdict().outcomes());
+        out.put("faults", r.faults());
+        out.put("faults_total", r.totalFaults());
+        out.put("contenders", r.contenders());
+        out.put("workers", r.config().workers());
+        out.put("ensemble", r.config().ensemble());
+        out.put("fenced_writes", r.fencedWrites());
+        out.put("fail_closed", r.failClosed());
+        out.put("takeovers", r.takeovers());
+        out.put("elapsed_ms", r.elapsed().toMillis());
+        out.put("violations", r.verdict().violations());
+        return out;
+    }
+
+    static String table(ChaosRun.Report r) {
+        StringBuilder out = new StringBuilder();
+        out.append("oncegate demo, seed ").append(r.seed()).append('\n');
+        row(out, "effects", Integer.toString(r.verdict().effects()));
+        row(out, "contenders", r.contenders().values().stream().mapToInt(Integer::intValue).sum() + " (" + joined(r.contenders()) + ")");
+        row(out, "deliveries", Integer.toString(r.verdict().deliveries()));
+        row(out, "duplicates", Integer.toString(r.verdict().duplicates()));
+        row(out, "outcomes", joined(r.verdict().outcomes()));
+        row(out, "undecided", Integer.toString(r.verdict().undecided()));
+        row(out, "faults injected", r.totalFaults() + " (" + joined(r.faults()) + ")");
+        row(out, "fenced writes", Long.toString(r.fencedWrites()));
+        row(out, "fail-closed stops", Long.toString(r.failClosed()));
+        row(out, "lease takeovers", Long.toString(r.takeovers()));
+        row(out, "elapsed", String.format("%.1f s", r.elapsed().toMillis() / 1000.0));
+        row(out, "verdict", r.ok() ? "OK: every effect decided, none delivered twice"
+                : "FAILED: " + (r.verdict().violations().isEmpty() ? "undecided effects or duplicates" : String.join("; ", r.verdict().violations())));
+        return out.toString().stripTrailing();
+    }
+
+    private static void row(StringBuilder out, String name, String value) {
+        out.append(String.format("  %-18s %s%n", name, value));
+    }
+
+    private static String joined(Map<String, Integer> counts) {
+        StringJoiner j = new StringJoiner(", ");
+        counts.forEach((k, v) -> {
+            if (v != 0) {
+                j.add(k + " " + v);
+            }
+        });
+        return j.length() == 0 ? "none" : j.toString();
+    }
+}
