@@ -91,40 +91,4 @@ class ExecutorCrashTest extends ServerScenario {
         }
         assertThat(provider.deliveries()).isEqualTo(1);
     }
-
-    @Test
-    void sessionExpiredServerSideAfterArming_othersStopUnknownAndOutcomeStillRecorded() throws Exception {
-        // Given executor A armed scope 0 and is inside its action
-        Worker a = worker("task-a");
-        Attempt attemptA = a.gate().enter(key);
-        CountDownLatch entered = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
-        Future<Crossing> crossingA = pool(1).submit(() -> attemptA.cross(provider.blocking(entered, release)));
-        assertThat(entered.await(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-        long oldSession = Faults.sessionId(a.client());
-
-        // When the server expires A's session (its latch node vanishes)
-        Faults.expireSession(a.client(), Timing.EVENTUALLY);
-
-        // Then a contender stops unknown while A is still inside the action
-        try (Attempt other = worker("task-b").gate().enter(key, Timing.scaled(1_000))) {
-            assertThat(other.decision()).isInstanceOfSatisfying(Decision.StopUnknown.class,
-                    s -> assertThat(s.reason()).isEqualTo(StopReason.ARMED_WITHOUT_OUTCOME));
-        }
-        // and once the action completes, A records its outcome from its new session (the armed
-        // scope cannot be taken over, so the outcome multi's version check still holds)
-        Scenarios.eventually("A has a new session", () -> a.client().getZookeeperClient().isConnected()
-                && Faults.sessionId(a.client()) != oldSession);
-        release.countDown();
-        Crossing crossed = crossingA.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS);
-        assertThat(crossed).isInstanceOf(Crossing.Crossed.class);
-        assertThat(provider.deliveries()).isEqualTo(1);
-        KeyHistory history = a.gate().inspect(key.key());
-        assertThat(history.state()).isIn("sent_verified", "armed");
-        assertThat(((Crossing.Crossed) crossed).recorded()).isEqualTo(history.state().equals("sent_verified"));
-        try (Attempt late = worker("task-c").gate().enter(key)) {
-            assertThat(late.decision().proceeds()).isFalse();
-        }
-        assertThat(provider.deliveries()).isEqualTo(1);
-    }
 }
