@@ -49,17 +49,17 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
     }
 
     /**
-     * Starts a standalone server whose connection factory is {@link AmbiguousArmingCnxnFactory}:
-     * after {@link AmbiguousArmingCnxnFactory#dropNextArmingReply()}, the next arming multi is
-     * applied and its reply lost. The selecting system property is cleared again before this
+     * Starts a standalone server whose connection factory is {@link AmbiguousWriteCnxnFactory}:
+     * after {@link AmbiguousWriteCnxnFactory#dropNextArmingReply()} (say), the next arming multi
+     * is applied and its reply lost. The selecting system property is cleared again before this
      * returns, so later servers are ordinary.
      */
-    public static EmbeddedZooKeeper startWithAmbiguousArming() {
+    public static EmbeddedZooKeeper startWithAmbiguousWrites() {
         String property = "zookeeper.serverCnxnFactory";
         String previous = System.getProperty(property);
-        System.setProperty(property, AmbiguousArmingCnxnFactory.class.getName());
+        System.setProperty(property, AmbiguousWriteCnxnFactory.class.getName());
         try {
-            AmbiguousArmingCnxnFactory.reset();
+            AmbiguousWriteCnxnFactory.reset();
             return start();
         } finally {
             if (previous == null) {

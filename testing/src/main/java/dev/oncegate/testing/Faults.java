@@ -18,7 +18,7 @@ import org.apache.zookeeper.ZooKeeper;
  * closed, so the server deletes the session and its ephemeral nodes (latch nodes among them)
  * at once, and the victim learns {@code Expired} on its next contact. Unlike Curator's
  * client-side {@code injectSessionExpiration}, nothing about the victim's own state is faked.
- * For the fault on the arming write see {@link AmbiguousArmingCnxnFactory}; for a leader
+ * For the fault on the arming write see {@link AmbiguousWriteCnxnFactory}; for a leader
  * failover see {@link Ensemble#killLeader()}.
  *
  * <p>Stateless and thread-safe.

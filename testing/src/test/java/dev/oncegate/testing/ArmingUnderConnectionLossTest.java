@@ -31,12 +31,12 @@ class ArmingUnderConnectionLossTest {
 
     @BeforeAll
     static void startServer() {
-        zk = EmbeddedZooKeeper.startWithAmbiguousArming();
+        zk = EmbeddedZooKeeper.startWithAmbiguousWrites();
     }
 
     @AfterAll
     static void stopServer() {
-        AmbiguousArmingCnxnFactory.reset();
+        AmbiguousWriteCnxnFactory.reset();
         zk.close();
     }
 
@@ -52,7 +52,7 @@ class ArmingUnderConnectionLossTest {
 
     @AfterEach
     void close() {
-        AmbiguousArmingCnxnFactory.reset();
+        AmbiguousWriteCnxnFactory.reset();
         a.close();
         b.close();
     }
@@ -62,8 +62,8 @@ class ArmingUnderConnectionLossTest {
         // Given executor A proceeded, and the server will drop the reply to the next arming multi
         Attempt attempt = a.gate().enter(key);
         assertThat(attempt.decision().proceeds()).isTrue();
-        int droppedBefore = AmbiguousArmingCnxnFactory.dropped();
-        AmbiguousArmingCnxnFactory.dropNextArmingReply();
+        int droppedBefore = AmbiguousWriteCnxnFactory.dropped();
+        AmbiguousWriteCnxnFactory.dropNextArmingReply();
 
         // When A crosses
         AtomicInteger invoked = new AtomicInteger();
@@ -74,7 +74,7 @@ class ArmingUnderConnectionLossTest {
         attempt.close();
 
         // Then the crossing is refused with write_result_unknown and the action never ran
-        assertThat(AmbiguousArmingCnxnFactory.dropped()).isEqualTo(droppedBefore + 1);
+        assertThat(AmbiguousWriteCnxnFactory.dropped()).isEqualTo(droppedBefore + 1);
         assertThat(crossing).isInstanceOfSatisfying(Crossing.Refused.class, r -> {
             assertThat(r.stop()).isInstanceOf(Decision.StopUnavailable.class);
             assertThat(r.stop().reason()).isEqualTo(StopReason.WRITE_RESULT_UNKNOWN);
