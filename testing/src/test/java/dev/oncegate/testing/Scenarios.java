@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -38,13 +37,9 @@ final class Scenarios {
                 ("report " + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8));
     }
 
-    static KeyHistory.ScopeHistory scope(KeyHistory history, int n) {
-        return history.scopes().get(n);
-    }
-
     /** The outcome name recorded for scope n, or null. */
     static String outcomeOf(KeyHistory history, int n) {
-        Map<String, Object> outcome = scope(history, n).outcome();
+        Map<String, Object> outcome = history.scopes().get(n).outcome();
         return outcome == null ? null : (String) outcome.get("outcome");
     }
 
@@ -87,13 +82,5 @@ final class Scenarios {
 
     static ExecutorService pool(int threads) {
         return Executors.newFixedThreadPool(threads);
-    }
-
-    static <T> T call(Callable<T> callable) {
-        try {
-            return callable.call();
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

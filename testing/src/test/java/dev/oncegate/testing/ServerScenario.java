@@ -1,6 +1,5 @@
 package dev.oncegate.testing;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -88,9 +87,5 @@ abstract class ServerScenario {
 
     String keyPath() {
         return key.path(ns);
-    }
-
-    static Duration seconds(long s) {
-        return Duration.ofSeconds(s);
     }
 }
