@@ -3,8 +3,10 @@ package dev.oncegate.testing;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 import dev.oncegate.Gate;
 import org.apache.curator.framework.CuratorFramework;
@@ -12,6 +14,8 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.client.FourLetterWordMain;
+import org.apache.zookeeper.common.X509Exception;
 
 /**
  * A real standalone ZooKeeper server for tests (Curator's {@link TestingServer}), bound to
@@ -41,6 +45,28 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
             return new EmbeddedZooKeeper(new TestingServer(spec, true));
         } catch (Exception e) {
             throw new IllegalStateException("could not start an embedded ZooKeeper: " + e, e);
+        }
+    }
+
+    /**
+     * Starts a standalone server whose connection factory is {@link AmbiguousWriteCnxnFactory}:
+     * after {@link AmbiguousWriteCnxnFactory#dropNextArmingReply()} (say), the next arming multi
+     * is applied and its reply lost. The selecting system property is cleared again before this
+     * returns, so later servers are ordinary.
+     */
+    public static EmbeddedZooKeeper startWithAmbiguousWrites() {
+        String property = "zookeeper.serverCnxnFactory";
+        String previous = System.getProperty(property);
+        System.setProperty(property, AmbiguousWriteCnxnFactory.class.getName());
+        try {
+            AmbiguousWriteCnxnFactory.reset();
+            return start();
+        } finally {
+            if (previous == null) {
+                System.clearProperty(property);
+            } else {
+                System.setProperty(property, previous);
+            }
         }
     }
 
@@ -90,6 +116,36 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while initialising " + namespace, e);
         }
+    }
+
+    /**
+     * How many sessions hold a watch on {@code path} right now, from the server's {@code wchp}
+     * four-letter command. Lets a test wait until contenders are really blocked on a record
+     * (they watch it) before it changes that record, instead of sleeping.
+     *
+     * @return the number of distinct watching sessions; 0 when none (or the server is down)
+     */
+    public int watchingSessions(String path) {
+        Objects.requireNonNull(path, "path");
+        String reply;
+        try {
+            reply = FourLetterWordMain.send4LetterWord("127.0.0.1", server.getPort(), "wchp", false, 5000);
+        } catch (IOException | X509Exception.SSLContextException e) {
+            return 0;
+        }
+        Set<String> sessions = new HashSet<>();
+        boolean inPath = false;
+        for (String line : reply.split("\\R")) {
+            if (line.isEmpty()) {
+                continue;
+            }
+            if (!Character.isWhitespace(line.charAt(0))) {
+                inPath = line.trim().equals(path);
+            } else if (inPath) {
+                sessions.add(line.trim());
+            }
+        }
+        return sessions.size();
     }
 
     /** Stops the server, keeping its data for {@link #restart()}. */

@@ -1,0 +1,169 @@
+package dev.oncegate.testing;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+
+import org.apache.curator.test.Compatibility;
+import org.apache.zookeeper.MultiOperationRecord;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.proto.SetDataRequest;
+import org.apache.zookeeper.server.DataNode;
+import org.apache.zookeeper.server.NIOServerCnxnFactory;
+import org.apache.zookeeper.server.Request;
+import org.apache.zookeeper.server.ZooKeeperServer;
+import org.apache.zookeeper.server.ZooKeeperServerShutdownHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A server connection factory that makes exactly one chosen write ambiguous: the server
+ * applies it, then closes the client's connection before the reply leaves, so the client sees
+ * ConnectionLoss for a write that happened (the pitfall of SPEC §4: "a create or multi can be
+ * applied on the server while the client sees ConnectionLoss"). Every other request passes
+ * unchanged; the fault switches itself off after one hit.
+ *
+ * <ul>
+ *   <li>{@link #dropNextArmingReply()}: the next {@code multi} that creates {@code …/armed} —
+ *       the arming write, which the gate must then treat as armed without invoking the action;</li>
+ *   <li>{@link #dropNextMultiCreating(String)}: the next {@code multi} creating a path with that
+ *       suffix ({@code /outcome}: the outcome write, which the gate retries and must recognise);</li>
+ *   <li>{@link #dropNextSetData(String)}: the next {@code setData} on a path with that suffix
+ *       (a lease write on a scope, which the gate retries and must recognise).</li>
+ * </ul>
+ *
+ * <p>Selected with the system property {@code zookeeper.serverCnxnFactory} before a server
+ * starts; {@link EmbeddedZooKeeper#startWithAmbiguousWrites()} does that and clears it again.
+ * Modelled on Curator's own {@code ChaosMonkeyCnxnFactory}; unlike it, the connection is closed
+ * only once the write is applied (ZooKeeper drops queued requests of a closed connection).
+ *
+ * <p>The fault and counter are static (ZooKeeper instantiates the factory reflectively), so they
+ * are shared by every such server in the JVM; thread-safe (atomics). Run one such server at a time.
+ */
+public final class AmbiguousWriteCnxnFactory extends NIOServerCnxnFactory {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AmbiguousWriteCnxnFactory.class);
+    private static final AtomicReference<Fault> FAULT = new AtomicReference<>();
+    private static final AtomicInteger DROPPED = new AtomicInteger();
+    /** How long to wait for the write to be applied before closing the connection anyway. */
+    private static final Duration APPLY_TIMEOUT = Duration.ofSeconds(10);
+
+    private enum Kind { MULTI_CREATE, SET_DATA }
+
+    private record Fault(Kind kind, String suffix) {
+    }
+
+    /** Public no-argument constructor, for {@code ServerCnxnFactory.createFactory()}. */
+    public AmbiguousWriteCnxnFactory() {
+    }
+
+    /** Makes the next arming {@code multi} (one creating {@code …/armed}) lose its reply. */
+    public static void dropNextArmingReply() {
+        dropNextMultiCreating("/armed");
+    }
+
+    /** Makes the next {@code multi} that creates a path ending in {@code suffix} lose its reply. */
+    public static void dropNextMultiCreating(String suffix) {
+        FAULT.set(new Fault(Kind.MULTI_CREATE, Objects.requireNonNull(suffix, "suffix")));
+    }
+
+    /** Makes the next {@code setData} on a path ending in {@code suffix} lose its reply. */
+    public static void dropNextSetData(String suffix) {
+        FAULT.set(new Fault(Kind.SET_DATA, Objects.requireNonNull(suffix, "suffix")));
+    }
+
+    /** Switches the fault off without waiting for a hit. */
+    public static void reset() {
+        FAULT.set(null);
+    }
+
+    /** Whether a fault is still waiting for its write. */
+    public static boolean pending() {
+        return FAULT.get() != null;
+    }
+
+    /** How many replies were dropped in this JVM so far. */
+    public static int dropped() {
+        return DROPPED.get();
+    }
+
+    @Override
+    public void startup(ZooKeeperServer zks, boolean startServer) throws IOException, InterruptedException {
+        super.startup(new DroppingServer(zks), startServer);
+    }
+
+    /** Wraps the configured server: same data, same session limits; drops one chosen reply. */
+    private static final class DroppingServer extends ZooKeeperServer {
+        private final ZooKeeperServer wrapped;
+
+        DroppingServer(ZooKeeperServer wrapped) {
+            this.wrapped = wrapped;
+            setTxnLogFactory(wrapped.getTxnLogFactory());
+            setTickTime(wrapped.getTickTime());
+            setMinSessionTimeout(wrapped.getMinSessionTimeout());
+            setMaxSessionTimeout(wrapped.getMaxSessionTimeout());
+        }
+
+        @Override
+        public void submitRequest(Request si) {
+            Fault fault = FAULT.get();
+            // Parse before passing the request on: the pipeline reads (and caches) the same record.
+            BooleanSupplier applied = fault == null ? null : match(fault, si);
+            super.submitRequest(si);
+            if (applied == null || !FAULT.compareAndSet(fault, null)) {
+                return;
+            }
+            long deadline = System.nanoTime() + APPLY_TIMEOUT.toNanos();
+            while (!applied.getAsBoolean() && System.nanoTime() < deadline) {
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            LOG.warn("dropping the reply to {} on {} (applied: {})", Request.op2String(si.type), fault.suffix(),
+                    applied.getAsBoolean());
+            DROPPED.incrementAndGet();
+            Compatibility.serverCnxnClose(si.cnxn);
+        }
+
+        /** When the request is the fault's write: a test of whether it is applied; else null. */
+        private BooleanSupplier match(Fault fault, Request si) {
+            try {
+                if (fault.kind() == Kind.MULTI_CREATE && si.type == ZooDefs.OpCode.multi) {
+                    MultiOperationRecord multi = si.readRequestRecord(MultiOperationRecord::new);
+                    for (Op op : multi) {
+                        if ((op.getType() == ZooDefs.OpCode.create || op.getType() == ZooDefs.OpCode.create2)
+                                && op.getPath().endsWith(fault.suffix())) {
+                            String path = op.getPath();
+                            return () -> getZKDatabase().getNode(path) != null;
+                        }
+                    }
+                } else if (fault.kind() == Kind.SET_DATA && si.type == ZooDefs.OpCode.setData) {
+                    SetDataRequest set = si.readRequestRecord(SetDataRequest::new);
+                    if (set.getPath().endsWith(fault.suffix()) && set.getVersion() >= 0) {
+                        String path = set.getPath();
+                        int next = set.getVersion() + 1;
+                        return () -> {
+                            DataNode node = getZKDatabase().getNode(path);
+                            return node != null && node.stat.getVersion() >= next;
+                        };
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("could not parse a {} request: {}", Request.op2String(si.type), e.toString());
+            }
+            return null;
+        }
+
+        @Override
+        public ZooKeeperServerShutdownHandler getZkShutdownHandler() {
+            return wrapped.getZkShutdownHandler();
+        }
+    }
+}

@@ -1,0 +1,145 @@
+package dev.oncegate.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingCluster;
+import org.apache.curator.test.TestingZooKeeperServer;
+import org.apache.zookeeper.client.FourLetterWordMain;
+import org.apache.zookeeper.common.X509Exception;
+
+/**
+ * A real three-server ZooKeeper ensemble for tests (Curator's {@link TestingCluster}), every
+ * server bound to 127.0.0.1 on free ports, with throw-away data directories; and the fault a
+ * failover scenario needs: {@link #killLeader()}.
+ *
+ * <p>Start, kill and close are meant for the test thread; {@link #connectString()} and
+ * {@link #leader()} may be called from any thread.
+ */
+public final class Ensemble implements AutoCloseable {
+
+    private final TestingCluster cluster;
+
+    private Ensemble(TestingCluster cluster) {
+        this.cluster = cluster;
+    }
+
+    /** Starts three servers and returns once they serve (a leader is elected). */
+    public static Ensemble start(Duration timeout) throws InterruptedException {
+        List<InstanceSpec> specs = new ArrayList<>();
+        for (int i = 1; i <= 3; i++) {
+            specs.add(new InstanceSpec(null, -1, -1, -1, true, i, -1, -1,
+                    Map.of("clientPortAddress", "127.0.0.1"), "127.0.0.1"));
+        }
+        TestingCluster cluster = new TestingCluster(specs);
+        try {
+            cluster.start();
+        } catch (Exception e) {
+            closeQuietly(cluster);
+            throw new IllegalStateException("could not start a 3-server ensemble: " + e, e);
+        }
+        Ensemble ensemble = new Ensemble(cluster);
+        if (!ensemble.awaitLeader(timeout)) {
+            ensemble.close();
+            throw new IllegalStateException("the ensemble elected no leader within " + timeout);
+        }
+        return ensemble;
+    }
+
+    /** {@code 127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3}. */
+    public String connectString() {
+        return cluster.getConnectString();
+    }
+
+    /** A started client on the whole ensemble (see {@link EmbeddedZooKeeper#newClient(String, Duration)}). */
+    public CuratorFramework newClient(Duration sessionTimeout) {
+        return EmbeddedZooKeeper.newClient(connectString(), sessionTimeout);
+    }
+
+    /** The server that currently leads, if any. */
+    public Optional<TestingZooKeeperServer> leader() {
+        for (TestingZooKeeperServer server : cluster.getServers()) {
+            if ("leader".equals(mode(server.getInstanceSpec().getPort()))) {
+                return Optional.of(server);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Kills the current leader (abruptly, like a crashed process); the two followers elect a
+     * new one.
+     *
+     * @return the killed server's client port
+     * @throws IllegalStateException when no server leads
+     */
+    public int killLeader() {
+        TestingZooKeeperServer leader = leader().orElseThrow(() -> new IllegalStateException("no server is leading"));
+        InstanceSpec spec = leader.getInstanceSpec();
+        try {
+            if (!cluster.killServer(spec)) {
+                throw new IllegalStateException("could not kill the leader on port " + spec.getPort());
+            }
+        } catch (IllegalStateException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException("could not kill the leader on port " + spec.getPort() + ": " + e, e);
+        }
+        return spec.getPort();
+    }
+
+    /** Waits until some server leads again (after {@link #killLeader()}, say). */
+    public boolean awaitLeader(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (leader().isPresent()) {
+                return true;
+            }
+            Thread.sleep(50);
+        }
+        return leader().isPresent();
+    }
+
+    @Override
+    public void close() {
+        try {
+            cluster.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * The server's role from the {@code srvr} four-letter command ({@code leader},
+     * {@code follower}, {@code standalone}), or null when it does not answer. Curator 5.9's
+     * {@code TestingZooKeeperServer} no longer exposes its {@code QuorumPeer}, so the server is asked.
+     */
+    static String mode(int clientPort) {
+        try {
+            String reply = FourLetterWordMain.send4LetterWord("127.0.0.1", clientPort, "srvr", false, 2000);
+            for (String line : reply.split("\\R")) {
+                if (line.startsWith("Mode: ")) {
+                    return line.substring("Mode: ".length()).trim();
+                }
+            }
+            return null;
+        } catch (IOException | X509Exception.SSLContextException e) {
+            return null; // killed, not started, or not serving yet
+        }
+    }
+
+    private static void closeQuietly(TestingCluster cluster) {
+        try {
+            cluster.close();
+        } catch (IOException ignored) {
+            // best effort after a failed start
+        }
+    }
+}

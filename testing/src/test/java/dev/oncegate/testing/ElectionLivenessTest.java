@@ -1,0 +1,48 @@
+package dev.oncegate.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import dev.oncegate.Attempt;
+import dev.oncegate.Crossing;
+import dev.oncegate.Decision;
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Test;
+
+/**
+ * SPEC §4 "Liveness": a hung (still connected) executor is fenced when its lease lapses and
+ * the next contender proceeds. These scenarios check that the key does not stay blocked
+ * behind a fenced executor that still leads the scope's election.
+ */
+class ElectionLivenessTest extends ServerScenario {
+
+    @Test
+    @Disabled("bug: DefaultAttempt.contend (OPEN/LEASED case) lets only the latch leader take an open scope's lease;"
+            + " a hung executor whose lease was taken over still leads the latch, so once the taker releases, nobody"
+            + " proceeds until the hung one wakes or its session ends (C gets stop_busy wait_expired)")
+    void hungLeaderFencedThenTakerLeavesWithoutCrossing_nextContenderProceeds() throws Exception {
+        // Given A (2 s lease) proceeded and hangs, still connected and still leading the election;
+        // B took the lapsed lease over, then left without crossing (its lease released: scope open)
+        Worker a = worker("task-a", b -> b.leaseTtl(Timing.SHORT_LEASE));
+        Attempt hung = track(a.gate().enter(key));
+        assertThat(hung.decision().proceeds()).isTrue();
+        Worker b = worker("task-b", builder -> builder.leaseTtl(Timing.SHORT_LEASE));
+        Future<Attempt> taker = Scenarios.enterAsync(pool(1), b.gate(), key, Timing.WAIT);
+        try (Attempt attemptB = taker.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+            assertThat(attemptB.decision().proceeds()).isTrue();
+        }
+        assertThat(b.gate().inspect(key.key()).state()).isEqualTo("open");
+
+        // When C enters and is willing to wait several lease TTLs
+        Worker c = worker("task-c", builder -> builder.leaseTtl(Timing.SHORT_LEASE));
+        try (Attempt attemptC = c.gate().enter(key, Timing.SHORT_LEASE.multipliedBy(4))) {
+            // Then C proceeds and delivers (nobody holds the lease; the hung A can never arm)
+            assertThat(attemptC.decision()).isInstanceOf(Decision.Proceed.class);
+            assertThat(attemptC.cross(provider.verified())).isInstanceOf(Crossing.Crossed.class);
+        }
+        assertThat(provider.deliveries()).isEqualTo(1);
+        assertThat(c.gate().inspect(key.key()).state()).isEqualTo("sent_verified");
+    }
+}

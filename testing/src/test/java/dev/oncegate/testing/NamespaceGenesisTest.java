@@ -1,0 +1,108 @@
+package dev.oncegate.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.oncegate.Attempt;
+import dev.oncegate.Crossing;
+import dev.oncegate.Decision;
+import dev.oncegate.Gate;
+import dev.oncegate.StopReason;
+import org.junit.jupiter.api.Test;
+
+/**
+ * SPEC §4.7 and §9 "unavailable history": lost ZooKeeper data never looks like a fresh start.
+ * A namespace without its genesis record stops every contender, and writes nothing.
+ */
+class NamespaceGenesisTest extends ServerScenario {
+
+    @Test
+    void uninitialisedNamespace_stopsUnavailableAndWritesNothing() throws Exception {
+        // Given a namespace nobody initialised
+        String bare = Scenarios.freshNamespace();
+        Worker w = track(Worker.start(zk.connectString(), bare, "task-a", Timing.SESSION));
+
+        // When a contender enters
+        try (Attempt attempt = w.gate().enter(key, Timing.scaled(1_000))) {
+            // Then it stops unavailable, saying to run init
+            assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.StopUnavailable.class, s -> {
+                assertThat(s.reason()).isEqualTo(StopReason.NAMESPACE_NOT_INITIALISED);
+                assertThat(s.evidence().path()).isEqualTo(bare + "/genesis");
+                assertThat(s.evidence().detail()).contains("oncegate init");
+            });
+        }
+        // and nothing at all was written under (or as) the namespace
+        assertThat(w.client().checkExists().forPath(bare)).isNull();
+        assertThat(provider.deliveries()).isZero();
+    }
+
+    @Test
+    void uninitialisedNamespaceWithInitializeAllowed_proceeds() throws Exception {
+        // Given a bare namespace and a gate explicitly allowed to initialise it
+        String bare = Scenarios.freshNamespace();
+        Worker w = track(Worker.start(zk.connectString(), bare, "task-a", Timing.SESSION,
+                b -> b.initializeNamespace(true)));
+        // When it enters, Then it writes genesis and proceeds
+        try (Attempt attempt = w.gate().enter(key)) {
+            assertThat(attempt.decision().proceeds()).isTrue();
+            attempt.cross(provider.verified());
+        }
+        assertThat(w.client().checkExists().forPath(bare + "/genesis")).isNotNull();
+        assertThat(provider.deliveries()).isEqualTo(1);
+    }
+
+    @Test
+    void genesisDeletedWhileGateRuns_nextEntryStopsUnavailable() throws Exception {
+        // Given a running gate that already delivered one effect in this namespace
+        Worker w = worker("task-a");
+        try (Attempt a = w.gate().enter(key)) {
+            a.cross(provider.verified());
+        }
+        // When the namespace's genesis vanishes (data lost) and a second effect is entered
+        w.client().delete().forPath(ns + "/genesis");
+        var other = Scenarios.freshKey();
+        try (Attempt attempt = w.gate().enter(other)) {
+            // Then the gate fails closed instead of treating the key as new
+            assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.StopUnavailable.class,
+                    s -> assertThat(s.reason()).isEqualTo(StopReason.NAMESPACE_NOT_INITIALISED));
+        }
+        assertThat(w.client().checkExists().forPath(other.path(ns))).isNull();
+        assertThat(provider.deliveries()).isEqualTo(1);
+    }
+
+    @Test
+    void genesisDeletedBetweenProceedAndCross_crossingRefusedActionNeverRuns() throws Exception {
+        // Given an executor that proceeded
+        Worker w = worker("task-a");
+        Attempt attempt = track(w.gate().enter(key));
+        assertThat(attempt.decision().proceeds()).isTrue();
+        // When the genesis vanishes before it crosses
+        w.client().delete().forPath(ns + "/genesis");
+        Crossing crossing = attempt.cross(provider.verified());
+        // Then arming (which checks genesis) is refused and the action never ran
+        assertThat(crossing).isInstanceOfSatisfying(Crossing.Refused.class, r -> {
+            assertThat(r.stop()).isInstanceOf(Decision.StopUnavailable.class);
+            assertThat(r.stop().reason()).isEqualTo(StopReason.NAMESPACE_NOT_INITIALISED);
+        });
+        assertThat(provider.deliveries()).isZero();
+        assertThat(w.client().checkExists().forPath(keyPath() + "/0/armed")).isNull();
+    }
+
+    @Test
+    void genesisReplacedWhileGateRuns_nextEntryStopsNamespaceReplaced() throws Exception {
+        // Given a running gate that saw this namespace's genesis
+        Worker w = worker("task-a");
+        try (Attempt a = w.gate().enter(key)) {
+            a.cross(provider.verified());
+        }
+        // When the namespace is wiped and initialised again (a new genesis id)
+        w.client().delete().deletingChildrenIfNeeded().forPath(ns);
+        Gate.initialize(w.client(), ns);
+        // Then the running gate refuses it, rather than deliver the (now forgotten) effect again
+        try (Attempt attempt = w.gate().enter(key)) {
+            assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.StopUnavailable.class,
+                    s -> assertThat(s.reason()).isEqualTo(StopReason.NAMESPACE_REPLACED));
+        }
+        assertThat(provider.deliveries()).isEqualTo(1);
+        assertThat(w.client().checkExists().forPath(keyPath())).isNull();
+    }
+}

@@ -1,0 +1,86 @@
+package dev.oncegate.testing;
+
+import static org.awaitility.Awaitility.await;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.BooleanSupplier;
+
+import dev.oncegate.Attempt;
+import dev.oncegate.Destination;
+import dev.oncegate.EffectKey;
+import dev.oncegate.Gate;
+import dev.oncegate.KeyHistory;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.KeeperException;
+
+/** Shared helpers of the scenario tests. Stateless apart from the thread pool each test owns. */
+final class Scenarios {
+
+    private Scenarios() {
+    }
+
+    /** A namespace nobody used before, for one test. */
+    static String freshNamespace() {
+        return "/t-" + UUID.randomUUID();
+    }
+
+    /** A fresh effect: a unique file delivered to one Slack channel. */
+    static EffectKey freshKey() {
+        return EffectKey.of(Destination.stable("slack", "C-" + UUID.randomUUID()),
+                ("report " + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The outcome name recorded for scope n, or null. */
+    static String outcomeOf(KeyHistory history, int n) {
+        Map<String, Object> outcome = history.scopes().get(n).outcome();
+        return outcome == null ? null : (String) outcome.get("outcome");
+    }
+
+    static void eventually(String what, BooleanSupplier condition) {
+        await(what).atMost(Timing.EVENTUALLY).pollInterval(Duration.ofMillis(50)).until(condition::getAsBoolean);
+    }
+
+    /** How many contenders are in scope n's election (children of its latch node). */
+    static int latchMembers(CuratorFramework client, String keyPath, int scope) {
+        try {
+            List<String> children = client.getChildren().forPath(keyPath + "/" + scope + "/latch");
+            return children.size();
+        } catch (KeeperException.NoNodeException e) {
+            return 0;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static boolean exists(CuratorFramework client, String path) {
+        try {
+            return client.checkExists().forPath(path) != null;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static byte[] read(CuratorFramework client, String path) {
+        try {
+            return client.getData().forPath(path);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Enters on another thread, so the test thread can inject a fault while the contender waits. */
+    static Future<Attempt> enterAsync(ExecutorService pool, Gate gate, EffectKey key, Duration wait) {
+        return pool.submit(() -> gate.enter(key, wait));
+    }
+
+    static ExecutorService pool(int threads) {
+        return Executors.newFixedThreadPool(threads);
+    }
+}
