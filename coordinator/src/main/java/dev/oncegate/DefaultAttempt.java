@@ -52,6 +52,10 @@ final class DefaultAttempt implements Attempt {
 
     private static final Logger LOG = LoggerFactory.getLogger(DefaultAttempt.class);
     private static final int MAX_CHECKPOINT_NAME = 128;
+    /** Waits beyond this are waits "forever"; the cap keeps deadline arithmetic from overflowing. */
+    private static final Duration MAX_WAIT = Duration.ofDays(365L * 100);
+    /** How long a started latch may lack its node while connected before this contender fails closed. */
+    private static final Duration ELECTION_NODE_GRACE = Duration.ofSeconds(2);
 
     private enum Phase { CONTENDING, PROCEEDING, ARMED, DONE, STOPPED, CLOSED }
 
@@ -84,6 +88,7 @@ final class DefaultAttempt implements Attempt {
     private Decision decision;
     private LeaderLatch latch;
     private int latchScope = -1;
+    private Instant electionNodeMissingSince;
     private volatile String scopePath;
     private ScopeView view;
     private FencingToken token;
@@ -115,7 +120,7 @@ final class DefaultAttempt implements Attempt {
         Instant started = gate.clock.instant();
         Decision d;
         try {
-            d = contend(started.plus(wait), !wait.isZero());
+            d = contend(started.plus(wait.compareTo(MAX_WAIT) > 0 ? MAX_WAIT : wait), !wait.isZero());
         } catch (InterruptedException e) {
             throw e;
         } catch (Exception e) {
@@ -126,7 +131,8 @@ final class DefaultAttempt implements Attempt {
 
     /** The contention loop: read, decide, and either act (a CAS) or wait for an event. */
     private Decision contend(Instant deadline, boolean waited) throws Exception {
-        if (!gate.client.blockUntilConnected((int) gate.connectTimeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+        if (!gate.client.blockUntilConnected((int) Math.min(Integer.MAX_VALUE, gate.connectTimeout.toMillis()),
+                java.util.concurrent.TimeUnit.MILLISECONDS)) {
             return new Decision.StopUnavailable(StopReason.ZOOKEEPER_UNREACHABLE, Evidence.of(gate.protocol.namespace(), -1,
                     "no ZooKeeper connection within " + gate.connectTimeout.toMillis() + " ms (" + gate.client.getZookeeperClient().getCurrentConnectionString()
                             + "): check that the ensemble is up and reachable"));
@@ -137,7 +143,9 @@ final class DefaultAttempt implements Attempt {
         }
         gate.protocol.ensureKey(key);
         int n = gate.protocol.latestScope(keyPath);
-        Instant electionDeadline = max(deadline, gate.clock.instant().plus(gate.leaseTtl));
+        int openScope = -1;
+        int openVersion = -1;
+        Instant openSince = null;
         while (true) {
             long seen = eventCount();
             Throwable error = takeBackgroundError();
@@ -183,8 +191,25 @@ final class DefaultAttempt implements Attempt {
                                 view.evidence("another executor is active"));
                     }
                     joinElection(n);
-                    String takeover = lease == null ? null : takeoverCause(lease, now);
+                    Decision.Stop noElectionNode = electionNodeStop(now);
+                    if (noElectionNode != null) {
+                        return noElectionNode;
+                    }
+                    if (lease == null && (openScope != n || openVersion != view.version())) {
+                        openScope = n; // when this contender first saw the scope open at this version
+                        openVersion = view.version();
+                        openSince = now;
+                    }
+                    // An open scope belongs to the latch leader; but if it stays open a whole TTL (the
+                    // leader hangs), any contender may try the CAS: the CAS, not the latch, is what is safe.
+                    boolean stalled = lease == null && !now.isBefore(openSince.plus(gate.leaseTtl));
+                    String takeover = lease != null ? takeoverCause(lease, now)
+                            : stalled && !latch.hasLeadership() ? "stalled_election" : null;
                     if ((lease == null && latch.hasLeadership()) || takeover != null) {
+                        if (latch.getOurPath() == null) {
+                            awaitEvent(seen, now.plusMillis(100)); // our election node is still being created
+                            continue;
+                        }
                         Decision proceed = takeLease(takeover);
                         if (proceed != null) {
                             return proceed;
@@ -196,14 +221,17 @@ final class DefaultAttempt implements Attempt {
                             return new Decision.StopBusy(waited ? StopReason.WAIT_EXPIRED : StopReason.EXECUTOR_ACTIVE,
                                     view.evidence("another executor is active"));
                         }
-                        awaitEvent(seen, min(deadline, Instant.ofEpochMilli(lease.expires())));
+                        awaitEvent(seen, pollWhileNoElectionNode(now, min(deadline, Instant.ofEpochMilli(lease.expires()))));
                         continue;
                     }
+                    Instant electionDeadline = max(deadline, openSince.plus(gate.leaseTtl.multipliedBy(2)));
                     if (!now.isBefore(electionDeadline)) {
-                        return new Decision.StopBusy(StopReason.WAIT_EXPIRED,
-                                view.evidence("no executor was elected within " + gate.leaseTtl));
+                        return new Decision.StopBusy(StopReason.WAIT_EXPIRED, view.evidence("no executor took the open"
+                                + " scope in the " + Duration.between(openSince, now).toMillis() + " ms this contender watched it"));
                     }
-                    awaitEvent(seen, electionDeadline);
+                    Instant stallAt = openSince.plus(gate.leaseTtl);
+                    awaitEvent(seen, pollWhileNoElectionNode(now,
+                            now.isBefore(stallAt) ? min(stallAt, electionDeadline) : electionDeadline));
                 }
             }
         }
@@ -237,12 +265,37 @@ final class DefaultAttempt implements Attempt {
         return null;
     }
 
+    /**
+     * Curator's LeaderLatch only logs when it cannot create its node (NoAuth, say): if ours has
+     * been missing for {@link #ELECTION_NODE_GRACE} while connected, fail closed instead of
+     * waiting for an election this contender can never join. The clock restarts whenever the node
+     * exists again (a latch reset after a reconnect recreates it).
+     */
+    private Decision.Stop electionNodeStop(Instant now) {
+        if (latch.getOurPath() != null || !gate.client.getZookeeperClient().isConnected()) {
+            electionNodeMissingSince = null;
+            return null;
+        }
+        if (electionNodeMissingSince == null) {
+            electionNodeMissingSince = now;
+            return null;
+        }
+        if (now.isBefore(electionNodeMissingSince.plus(ELECTION_NODE_GRACE))) {
+            return null;
+        }
+        return new Decision.StopUnavailable(StopReason.PERMISSION_DENIED, Evidence.of(Layout.latch(scopePath), view.scope(),
+                "this contender's election node was not created within " + ELECTION_NODE_GRACE.toMillis()
+                        + " ms while connected (missing CREATE permission on the latch znode?)"));
+    }
+
+    /** While our election node is missing, re-check often so {@link #electionNodeStop} is prompt. */
+    private Instant pollWhileNoElectionNode(Instant now, Instant until) {
+        return electionNodeMissingSince == null ? until : min(until, now.plusMillis(100));
+    }
+
     /** Transition CONTENDING → PROCEEDING: {@code setData(scope, our lease, version)}. */
     private Decision takeLease(String takeoverCause) throws Exception {
         String latchNode = latch.getOurPath();
-        if (latchNode == null) {
-            return null; // our latch node is not created yet; wait for the latch
-        }
         long session = gate.client.getZookeeperClient().getZooKeeper().getSessionId();
         Records.Scope leased = new Records.Scope(view.data().opened(), view.data().at(),
                 new Records.Lease(actor, Long.toHexString(session), latchNode,
@@ -259,9 +312,10 @@ final class DefaultAttempt implements Attempt {
         }
         if (takeoverCause != null) {
             gate.metrics.takeover(takeoverCause);
-            Records.Actor previous = view.data().lease().holder();
-            LOG.info("oncegate [key={} scope={} task={}] took over the lease ({}) from task {} attempt {}",
-                    key.key(), view.scope(), gate.taskId, takeoverCause, previous.task(), previous.attempt());
+            Records.Lease previous = view.data().lease();
+            LOG.info("oncegate [key={} scope={} task={}] took over the lease ({}) from {}", key.key(), view.scope(),
+                    gate.taskId, takeoverCause, previous == null ? "an election whose leader did not act"
+                            : "task " + previous.holder().task() + " attempt " + previous.holder().attempt());
         }
         return new Decision.Proceed(view.scope(), token);
     }
@@ -271,10 +325,14 @@ final class DefaultAttempt implements Attempt {
             return;
         }
         closeLatch();
-        latch = new LeaderLatch(gate.client, Layout.latch(Layout.scope(keyPath, n)), actor.attempt(),
-                LeaderLatch.CloseMode.SILENT);
+        String latchPath = Layout.latch(Layout.scope(keyPath, n));
+        // Created here, synchronously, because a LeaderLatch that cannot create it only logs:
+        // a missing permission must stop this contender, not leave it waiting.
+        gate.client.createContainers(latchPath);
+        latch = new LeaderLatch(gate.client, latchPath, actor.attempt(), LeaderLatch.CloseMode.SILENT);
         latch.addListener(latchListener);
         latchScope = n;
+        electionNodeMissingSince = null;
         latch.start();
     }
 
@@ -454,10 +512,11 @@ final class DefaultAttempt implements Attempt {
             ScopeView now = gate.protocol.readScope(keyPath, view.scope(), null);
             return switch (now.state()) {
                 case SENT_VERIFIED -> new Decision.StopSent(StopReason.SENT_VERIFIED, now.evidence("fenced during " + during));
-                case SEND_STATUS_UNKNOWN, ARMED, NOT_SENT -> new Decision.StopUnknown(
+                case SEND_STATUS_UNKNOWN, ARMED -> new Decision.StopUnknown(
                         now.state() == ScopeView.State.ARMED ? StopReason.ARMED_WITHOUT_OUTCOME : StopReason.SEND_STATUS_UNKNOWN,
                         now.evidence("fenced during " + during));
-                case OPEN, LEASED -> new Decision.StopBusy(StopReason.FENCED, now.evidence(
+                // not_sent: the key is free again in the next scope; this executor just lost its turn.
+                case OPEN, LEASED, NOT_SENT -> new Decision.StopBusy(StopReason.FENCED, now.evidence(
                         "fenced during " + during + ": token " + token + " was superseded"));
             };
         } catch (InterruptedException e) {

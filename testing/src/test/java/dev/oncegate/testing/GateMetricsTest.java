@@ -12,7 +12,6 @@ import dev.oncegate.EffectKey;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /** SPEC §8: the meters count what the scenarios did, by bounded tags, never by key. */
@@ -97,8 +96,6 @@ class GateMetricsTest extends ServerScenario {
     }
 
     @Test
-    @Disabled("bug: GateMetrics.java:40 registers the executors.active gauge per gate with identical tags; on a "
-            + "shared registry only the first gate's counter is published, so a second gate's executors are invisible")
     void twoGatesOneRegistry_activeGaugeCountsBothGatesExecutors() throws Exception {
         // Given two gates (two clients) in one process sharing a registry and a namespace
         Worker first = metered("task-a");

@@ -14,7 +14,6 @@ import dev.oncegate.Decision;
 import dev.oncegate.FencingToken;
 import dev.oncegate.KeyHistory;
 import dev.oncegate.StopReason;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -129,8 +128,6 @@ class HungExecutorFencingTest extends ServerScenario {
     }
 
     @Test
-    @Disabled("bug: DefaultAttempt.fencedStop maps a scope whose outcome is not_sent to StopUnknown(SEND_STATUS_UNKNOWN);"
-            + " the key is free again (scope n+1 is open), so the fenced executor should get StopBusy(FENCED)")
     void leaseLapsed_takerProvedNotSent_hungExecutorIsToldFencedNotUnknown() throws Exception {
         // Given A hung past its lease, B took over and its provider proved not_sent (scope 1 opened)
         Attempt attemptB = hungAThenBTakesOver();

@@ -16,7 +16,6 @@ import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Id;
 import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /** SPEC §9 "unavailable history": a record this identity may not read stops it with permission_denied. */
@@ -87,10 +86,6 @@ class PermissionDeniedTest extends ServerScenario {
     }
 
     @Test
-    @Disabled("bug: a LeaderLatch that cannot create its node (NoAuth) never reaches DefaultGate's UnhandledErrorListener"
-            + " in Curator 5.9 (LeaderLatch only logs 'creatingParentContainersIfNeeded() failed (rc = -102)'), so"
-            + " DefaultAttempt.contend waits out max(wait, leaseTtl) and reports stop_busy(wait_expired) instead of"
-            + " stop_unavailable(permission_denied)")
     void electionNodeCannotBeCreated_contenderStopsPermissionDeniedPromptly() throws Exception {
         // Given workers may read and write scope 0 but not create the election node beneath it
         // (a latch that cannot create its node does not throw from start(): SPEC §4 pitfall)
