@@ -1,16 +1,9 @@
 package dev.oncegate.testing;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-
-import org.apache.curator.test.InstanceSpec;
-import org.apache.curator.test.TestingCluster;
-import org.apache.zookeeper.client.FourLetterWordMain;
 
 /**
- * The ZooKeeper a chaos run talks to: a standalone server or a 3-server ensemble, on 127.0.0.1,
+ * The ZooKeeper a chaos run talks to — an {@link EmbeddedZooKeeper} or an {@link Ensemble} —
  * with the outages the run injects. Used by one chaos run's injector thread; not thread-safe.
  */
 abstract class ChaosFixture implements AutoCloseable {
@@ -60,8 +53,7 @@ abstract class ChaosFixture implements AutoCloseable {
                 zk.stop();
                 down = true;
                 Thread.sleep(outage.toMillis());
-                zk.restart();
-                down = false;
+                ensureUp();
             }
 
             @Override
@@ -84,30 +76,12 @@ abstract class ChaosFixture implements AutoCloseable {
         };
     }
 
-    static ChaosFixture ensemble() {
-        System.setProperty("zookeeper.4lw.commands.whitelist", "srvr,ruok");
-        List<InstanceSpec> specs = new ArrayList<>();
-        for (int id = 1; id <= 3; id++) {
-            specs.add(new InstanceSpec(null, -1, -1, -1, true, id, -1, -1,
-                    Map.of("clientPortAddress", "127.0.0.1"), "127.0.0.1"));
-        }
-        TestingCluster cluster = new TestingCluster(specs);
-        try {
-            cluster.start();
-        } catch (Exception e) {
-            try {
-                cluster.close();
-            } catch (java.io.IOException ignored) {
-                // already failing
-            }
-            throw new IllegalStateException("could not start a 3-server ensemble: " + e, e);
-        }
+    static ChaosFixture ensemble() throws InterruptedException {
+        Ensemble ensemble = Ensemble.start(Duration.ofSeconds(60));
         return new ChaosFixture() {
-            private final List<InstanceSpec> killed = new ArrayList<>();
-
             @Override
             String connectString() {
-                return cluster.getConnectString();
+                return ensemble.connectString();
             }
 
             @Override
@@ -117,55 +91,30 @@ abstract class ChaosFixture implements AutoCloseable {
 
             @Override
             void restart(Duration outage) throws Exception {
-                for (InstanceSpec spec : cluster.getInstances()) {
-                    if (cluster.killServer(spec)) {
-                        killed.add(spec);
-                    }
-                }
+                ensemble.killAll();
                 Thread.sleep(outage.toMillis());
                 ensureUp();
             }
 
             @Override
             void killLeader(Duration outage) throws Exception {
-                for (InstanceSpec spec : cluster.getInstances()) {
-                    if (isLeader(spec) && cluster.killServer(spec)) {
-                        killed.add(spec);
-                        Thread.sleep(outage.toMillis());
-                        ensureUp();
-                        return;
-                    }
+                if (ensemble.leader().isEmpty()) {
+                    return; // mid-election: nothing to kill right now
                 }
+                ensemble.killLeader();
+                Thread.sleep(outage.toMillis());
+                ensureUp();
             }
 
             @Override
             void ensureUp() {
-                for (InstanceSpec spec : new ArrayList<>(killed)) {
-                    try {
-                        cluster.restartServer(spec);
-                        killed.remove(spec);
-                    } catch (Exception e) {
-                        throw new IllegalStateException("could not restart server " + spec.getServerId() + ": " + e, e);
-                    }
-                }
+                ensemble.restartKilled();
             }
 
             @Override
             public void close() {
-                try {
-                    cluster.close();
-                } catch (java.io.IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                }
+                ensemble.close();
             }
         };
-    }
-
-    static boolean isLeader(InstanceSpec spec) {
-        try {
-            return FourLetterWordMain.send4LetterWord("127.0.0.1", spec.getPort(), "srvr").contains("Mode: leader");
-        } catch (Exception e) {
-            return false;
-        }
     }
 }

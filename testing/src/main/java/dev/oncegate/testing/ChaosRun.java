@@ -26,7 +26,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.search.Search;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.KillSession;
 
 /**
  * A chaos run: W workers (each its own ZooKeeper session and {@link Gate}) race as C contenders
@@ -389,8 +388,7 @@ public final class ChaosRun {
 
     private void inject(FaultKind kind, ChaosFixture fixture, Worker victim) throws Exception {
         switch (kind) {
-            case SESSION_EXPIRY_SERVER -> KillSession.kill(victim.client.getZookeeperClient().getZooKeeper(),
-                    fixture.connectString(), (int) config.sessionTimeout().toMillis() * 2);
+            case SESSION_EXPIRY_SERVER -> Faults.expireSession(victim.client, config.sessionTimeout().multipliedBy(2));
             case SESSION_EXPIRY_CLIENT -> victim.client.getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
             case CONNECTION_DROP -> victim.client.getZookeeperClient().getZooKeeper().getTestable().closeSocket();
             case RESTART_WITHIN_SESSION -> fixture.restart(config.sessionTimeout().dividedBy(3));

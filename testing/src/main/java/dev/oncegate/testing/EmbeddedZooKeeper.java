@@ -33,17 +33,22 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
 
     private final TestingServer server;
 
-    private EmbeddedZooKeeper(TestingServer server) {
+    private final java.nio.file.Path scratch;
+
+    private EmbeddedZooKeeper(TestingServer server, java.nio.file.Path scratch) {
         this.server = server;
+        this.scratch = scratch;
     }
 
-    /** Starts a standalone server on 127.0.0.1 and a free port. */
+    /** Starts a standalone server on 127.0.0.1 and a free port; its files go in a private temp directory. */
     public static EmbeddedZooKeeper start() {
+        java.nio.file.Path scratch = Scratch.create("oncegate-zk-");
         try {
-            InstanceSpec spec = new InstanceSpec(null, -1, -1, -1, true, -1, -1, -1,
+            InstanceSpec spec = new InstanceSpec(Scratch.child(scratch, "data").toFile(), -1, -1, -1, true, -1, -1, -1,
                     Map.of("clientPortAddress", "127.0.0.1"), "127.0.0.1");
-            return new EmbeddedZooKeeper(new TestingServer(spec, true));
+            return new EmbeddedZooKeeper(new TestingServer(spec, true), scratch);
         } catch (Exception e) {
+            Scratch.delete(scratch);
             throw new IllegalStateException("could not start an embedded ZooKeeper: " + e, e);
         }
     }
@@ -166,12 +171,15 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
         }
     }
 
+    /** Stops the server and removes its data and its directory. */
     @Override
     public void close() {
         try {
             server.close();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        } finally {
+            Scratch.delete(scratch);
         }
     }
 }

@@ -26,16 +26,21 @@ import org.apache.zookeeper.common.X509Exception;
 public final class Ensemble implements AutoCloseable {
 
     private final TestingCluster cluster;
+    private final java.nio.file.Path scratch;
+    private final List<InstanceSpec> killed = new ArrayList<>();
 
-    private Ensemble(TestingCluster cluster) {
+    private Ensemble(TestingCluster cluster, java.nio.file.Path scratch) {
         this.cluster = cluster;
+        this.scratch = scratch;
     }
 
     /** Starts three servers and returns once they serve (a leader is elected). */
     public static Ensemble start(Duration timeout) throws InterruptedException {
+        java.nio.file.Path scratch = Scratch.create("oncegate-ensemble-");
         List<InstanceSpec> specs = new ArrayList<>();
         for (int i = 1; i <= 3; i++) {
-            specs.add(new InstanceSpec(null, -1, -1, -1, true, i, -1, -1,
+            java.nio.file.Path data = Scratch.child(Scratch.child(scratch, "zk-" + i), "data");
+            specs.add(new InstanceSpec(data.toFile(), -1, -1, -1, true, i, -1, -1,
                     Map.of("clientPortAddress", "127.0.0.1"), "127.0.0.1"));
         }
         TestingCluster cluster = new TestingCluster(specs);
@@ -43,9 +48,10 @@ public final class Ensemble implements AutoCloseable {
             cluster.start();
         } catch (Exception e) {
             closeQuietly(cluster);
+            Scratch.delete(scratch);
             throw new IllegalStateException("could not start a 3-server ensemble: " + e, e);
         }
-        Ensemble ensemble = new Ensemble(cluster);
+        Ensemble ensemble = new Ensemble(cluster, scratch);
         if (!ensemble.awaitLeader(timeout)) {
             ensemble.close();
             throw new IllegalStateException("the ensemble elected no leader within " + timeout);
@@ -87,12 +93,44 @@ public final class Ensemble implements AutoCloseable {
             if (!cluster.killServer(spec)) {
                 throw new IllegalStateException("could not kill the leader on port " + spec.getPort());
             }
+            synchronized (killed) {
+                killed.add(spec);
+            }
         } catch (IllegalStateException e) {
             throw e;
         } catch (Exception e) {
             throw new IllegalStateException("could not kill the leader on port " + spec.getPort() + ": " + e, e);
         }
         return spec.getPort();
+    }
+
+    /** Kills every server at once (a whole-ensemble outage); {@link #restartKilled()} brings them back. */
+    public void killAll() {
+        for (InstanceSpec spec : cluster.getInstances()) {
+            try {
+                if (cluster.killServer(spec)) {
+                    synchronized (killed) {
+                        killed.add(spec);
+                    }
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException("could not kill the server on port " + spec.getPort() + ": " + e, e);
+            }
+        }
+    }
+
+    /** Restarts every server killed by {@link #killLeader()} or {@link #killAll()}, with its data. */
+    public void restartKilled() {
+        synchronized (killed) {
+            for (InstanceSpec spec : new ArrayList<>(killed)) {
+                try {
+                    cluster.restartServer(spec);
+                    killed.remove(spec);
+                } catch (Exception e) {
+                    throw new IllegalStateException("could not restart the server on port " + spec.getPort() + ": " + e, e);
+                }
+            }
+        }
     }
 
     /** Waits until some server leads again (after {@link #killLeader()}, say). */
@@ -107,12 +145,15 @@ public final class Ensemble implements AutoCloseable {
         return leader().isPresent();
     }
 
+    /** Stops every server and removes their data and directories. */
     @Override
     public void close() {
         try {
             cluster.close();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        } finally {
+            Scratch.delete(scratch);
         }
     }
 

@@ -17,7 +17,8 @@ import org.apache.zookeeper.ZooKeeper;
  * expiry does: a second connection opened with the victim's session id and password is
  * closed, so the server deletes the session and its ephemeral nodes (latch nodes among them)
  * at once, and the victim learns {@code Expired} on its next contact. Unlike Curator's
- * client-side {@code injectSessionExpiration}, nothing about the victim's own state is faked.
+ * client-side {@code injectSessionExpiration} (which is all Curator 5's {@code KillSession} does
+ * now), nothing about the victim's own state is faked.
  * For the fault on the arming write see {@link AmbiguousWriteCnxnFactory}; for a leader
  * failover see {@link Ensemble#killLeader()}.
  *

@@ -1,0 +1,50 @@
+package dev.oncegate.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.stream.Stream;
+
+/**
+ * A private temporary directory per embedded server. ZooKeeper's embedded server writes a
+ * generated configuration file next to its data directory and never removes it; giving every
+ * server a directory of its own, removed on close, leaves nothing behind in the system's temp
+ * directory. Stateless and thread-safe.
+ */
+final class Scratch {
+
+    private Scratch() {
+    }
+
+    /** A new empty directory under the system temp directory. */
+    static Path create(String prefix) {
+        try {
+            return Files.createTempDirectory(prefix);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not create a temporary directory: " + e.getMessage(), e);
+        }
+    }
+
+    /** {@code dir/name}, created. */
+    static Path child(Path dir, String name) {
+        try {
+            return Files.createDirectories(dir.resolve(name));
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not create " + dir.resolve(name) + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Removes {@code dir} and everything below it; what cannot be removed is left, silently. */
+    static void delete(Path dir) {
+        if (dir == null || !Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException | UncheckedIOException e) {
+            // best effort: a file still held open by a dying server thread
+        }
+    }
+}
