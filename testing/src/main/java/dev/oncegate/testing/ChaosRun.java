@@ -389,8 +389,8 @@ public final class ChaosRun {
     private void inject(FaultKind kind, ChaosFixture fixture, Worker victim) throws Exception {
         switch (kind) {
             case SESSION_EXPIRY_SERVER -> Faults.expireSession(victim.client, config.sessionTimeout().multipliedBy(2));
-            case SESSION_EXPIRY_CLIENT -> victim.client.getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
-            case CONNECTION_DROP -> victim.client.getZookeeperClient().getZooKeeper().getTestable().closeSocket();
+            case SESSION_EXPIRY_CLIENT -> Faults.expireSessionClientSide(victim.client);
+            case CONNECTION_DROP -> Faults.dropConnection(victim.client);
             case RESTART_WITHIN_SESSION -> fixture.restart(config.sessionTimeout().dividedBy(3));
             case RESTART_BEYOND_SESSION -> fixture.restart(config.sessionTimeout().multipliedBy(3).dividedBy(2));
             case LEADER_KILL -> fixture.killLeader(config.sessionTimeout().dividedBy(2));

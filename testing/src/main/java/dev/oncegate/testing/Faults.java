@@ -78,6 +78,37 @@ public final class Faults {
         return sessionId;
     }
 
+    /** The victim's client believes its session expired (client-side only: the server still holds it). */
+    public static void expireSessionClientSide(CuratorFramework victim) {
+        try {
+            victim.getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
+        } catch (Exception e) {
+            throw new IllegalStateException("victim: no ZooKeeper handle: " + e, e);
+        }
+    }
+
+    /** Closes the victim's socket under it; it reconnects within its session (SUSPENDED, then RECONNECTED). */
+    public static void dropConnection(CuratorFramework victim) {
+        try {
+            victim.getZookeeperClient().getZooKeeper().getTestable().closeSocket();
+        } catch (Exception e) {
+            throw new IllegalStateException("victim: could not drop its connection: " + e, e);
+        }
+    }
+
+    /**
+     * Stops the server for {@code down}, then restarts it with its data: shorter than the session
+     * timeout, sessions survive; longer, they expire.
+     */
+    public static void outage(EmbeddedZooKeeper server, Duration down) throws InterruptedException {
+        server.stop();
+        try {
+            Thread.sleep(down.toMillis());
+        } finally {
+            server.restart();
+        }
+    }
+
     /** The victim's current session id (0 when it has none). */
     public static long sessionId(CuratorFramework client) {
         try {
