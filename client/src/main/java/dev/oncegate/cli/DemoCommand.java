@@ -1,6 +1,5 @@
 package dev.oncegate.cli;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -28,8 +27,8 @@ import picocli.CommandLine.Spec;
  * agent workers racing over effects while faults are injected, a live progress line, and a
  * verdict. Exit 0 only when no effect was delivered twice and every effect was decided.
  *
- * <p>Ctrl-C (SIGINT/SIGTERM) interrupts the run, which then stops its workers and servers and
- * deletes their data directories before the JVM exits.
+ * <p>Ctrl-C (SIGINT/SIGTERM) interrupts the run, which then stops its workers and servers; each
+ * embedded server removes its own temporary directory, so nothing is left behind.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = {"Run a fleet of simulated agent workers against an embedded ZooKeeper while faults are"
@@ -97,20 +96,7 @@ final class DemoCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), "--" + e.getMessage().replace("faultRate", "fault-rate"));
         }
-        // Everything the embedded servers write (data directories, generated configs) goes into one
-        // private temporary directory, removed at the end even after Ctrl-C. Created with java.io.File
-        // so that neither JDK temp-file helper has cached the old location yet.
-        File scratch = new File(System.getProperty("java.io.tmpdir"),
-                "oncegate-demo-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
-        if (!scratch.mkdirs()) {
-            throw new UnavailableException("cannot create a temporary directory " + scratch);
-        }
-        System.setProperty("java.io.tmpdir", scratch.getPath());
-        try {
-            return runIn(config, registry);
-        } finally {
-            deleteRecursively(scratch);
-        }
+        return runIn(config, registry);
     }
 
     private Integer runIn(ChaosRun.Config config, PrometheusMeterRegistry registry) throws Exception {
@@ -151,18 +137,6 @@ final class DemoCommand implements Callable<Integer> {
         }
         System.out.println(json ? Json.line(jsonReport(report)) : table(report));
         return report.ok() ? 0 : 1;
-    }
-
-    private static void deleteRecursively(File file) {
-        File[] children = file.listFiles();
-        if (children != null) {
-            for (File child : children) {
-                deleteRecursively(child);
-            }
-        }
-        if (!file.delete() && file.exists()) {
-            System.err.println("oncegate demo: could not delete " + file);
-        }
     }
 
     private static void progress(PrintStream err, boolean tty, ChaosRun.Progress p) {
