@@ -104,7 +104,8 @@ class PermissionDeniedTest extends ServerScenario {
             assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.StopUnavailable.class,
                     s -> assertThat(s.reason()).isEqualTo(StopReason.PERMISSION_DENIED));
         }
-        assertThat(java.time.Duration.ofNanos(System.nanoTime() - started)).isLessThan(Timing.scaled(2_500));
+        // well before an election could have timed out (a generous bound: a loaded CI machine is slow)
+        assertThat(java.time.Duration.ofNanos(System.nanoTime() - started)).isLessThan(Timing.scaled(10_000));
         assertThat(provider.deliveries()).isZero();
         assertThat(operator.checkExists().forPath(keyPath() + "/0/armed")).isNull();
     }
