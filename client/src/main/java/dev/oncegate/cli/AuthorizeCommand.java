@@ -36,6 +36,8 @@ final class AuthorizeCommand implements Callable<Integer> {
     @Mixin
     ConnectOptions connection;
 
+    private static final java.util.Set<String> CONSUMED = java.util.Set.of("sent_verified", "send_status_unknown", "armed");
+
     @Option(names = "--key", paramLabel = "KEY", required = true, description = "The key, 64 lower-case hex characters.")
     String key;
 
@@ -66,10 +68,11 @@ final class AuthorizeCommand implements Callable<Integer> {
             if (!history.exists()) {
                 throw new IllegalArgumentException("refused: key " + key + " does not exist in " + namespace);
             }
-            if (!history.state().equals("sent_verified") && !history.state().equals("send_status_unknown")) {
+            // Armed without an outcome is consumed too (it reads as send_status_unknown): after a crash
+            // mid-crossing it stays that way for good, and only an authorization can open a new scope.
+            if (!CONSUMED.contains(history.state())) {
                 throw new IllegalArgumentException("refused: key " + key + " is " + history.state()
-                        + ", not consumed (sent_verified or send_status_unknown)"
-                        + (history.state().equals("armed") ? "; an armed scope may still be crossing" : ""));
+                        + ", not consumed (sent_verified, send_status_unknown, or armed without outcome)");
             }
             for (KeyHistory.AuthorizationRecord a : history.authorizations()) {
                 if (a.usedBy() < 0) {
@@ -88,7 +91,7 @@ final class AuthorizeCommand implements Callable<Integer> {
             out.put("by", by);
             out.put("reason", reason);
             System.out.println(Json.line(out));
-            return ExitCode.SENT_VERIFIED;
+            return ExitCode.OK;
         }
     }
 }

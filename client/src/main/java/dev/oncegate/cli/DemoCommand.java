@@ -36,6 +36,9 @@ import picocli.CommandLine.Spec;
                 "Exit 0 only when there was no duplicate delivery and every effect was decided."})
 final class DemoCommand implements Callable<Integer> {
 
+    /** The demo's exit code when an effect was delivered twice or left undecided. */
+    static final int FAILED = 1;
+
     @Spec
     CommandSpec spec;
 
@@ -136,7 +139,7 @@ final class DemoCommand implements Callable<Integer> {
             // a signal arrived just as the run finished
         }
         System.out.println(json ? Json.line(jsonReport(report)) : table(report));
-        return report.ok() ? 0 : 1;
+        return report.ok() ? ExitCode.OK : FAILED;
     }
 
     private static void progress(PrintStream err, boolean tty, ChaosRun.Progress p) {

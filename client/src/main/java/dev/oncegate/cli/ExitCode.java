@@ -10,8 +10,10 @@ import dev.oncegate.Outcome;
  */
 final class ExitCode {
 
-    /** This run delivered: {@code sent_verified}. Also: any other command succeeded. */
+    /** This run delivered: {@code sent_verified}. */
     static final int SENT_VERIFIED = 0;
+    /** Any command other than {@code run} succeeded (the same code as {@link #SENT_VERIFIED}). */
+    static final int OK = 0;
     /** This run crossed the boundary and the outcome is unknown: {@code send_status_unknown}. */
     static final int SEND_STATUS_UNKNOWN = 1;
     /** Usage error or bad input; nothing was written. */

@@ -32,7 +32,7 @@ final class InitCommand implements Callable<Integer> {
             out.put("genesis", genesis);
             out.put("created", init.created());
             System.out.println(Json.line(out));
-            return ExitCode.SENT_VERIFIED;
+            return ExitCode.OK;
         }
     }
 }

@@ -43,7 +43,7 @@ final class InspectCommand implements Callable<Integer> {
         try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout);
              Gate gate = Gate.builder(zk.client()).namespace(namespace).connectTimeout(connection.connectTimeout).build()) {
             System.out.println(Json.line(render(gate.inspect(keyText))));
-            return ExitCode.SENT_VERIFIED;
+            return ExitCode.OK;
         }
     }
 

@@ -28,7 +28,7 @@ final class KeyCommand implements Callable<Integer> {
         String namespace = common.namespace();
         EffectKey key = effect.resolve(spec);
         System.out.println(Json.line(describe(key, namespace)));
-        return ExitCode.SENT_VERIFIED;
+        return ExitCode.OK;
     }
 
     /** {@code {key, path, provider, identity, destination, sha256}}. */

@@ -110,7 +110,7 @@ final class ServerCommand implements Callable<Integer> {
         if (t != null) {
             throw new UnavailableException("the ZooKeeper server stopped: " + t);
         }
-        return ExitCode.SENT_VERIFIED;
+        return ExitCode.OK;
     }
 
     /** Initialises a fresh namespace once the port answers; the start line. */
@@ -177,7 +177,7 @@ final class ServerCommand implements Callable<Integer> {
             Thread.currentThread().interrupt();
         }
         System.out.flush();
-        Runtime.getRuntime().halt(thread.isAlive() ? ExitCode.STOP_UNAVAILABLE : ExitCode.SENT_VERIFIED);
+        Runtime.getRuntime().halt(thread.isAlive() ? ExitCode.STOP_UNAVAILABLE : ExitCode.OK);
     }
 
     /** {@link ZooKeeperServerMain} that says when it is serving. */

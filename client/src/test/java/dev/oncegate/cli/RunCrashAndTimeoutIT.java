@@ -39,6 +39,29 @@ class RunCrashAndTimeoutIT extends CliFixture {
     }
 
     @Test
+    void gateKilledWhileCommandRuns_thenAnOperatorAuthorizes_oneRedeliveryInScope1() throws Exception {
+        Cli.Running gate = cli.start(runArgs(STARTED_THEN_HANG));
+        await().atMost(Timing.APPEAR).until(() -> ledgerLines().contains("started") && Files.exists(dir.resolve("sleep.pid")));
+        List<ProcessHandle> children = gate.process().descendants().toList();
+        gate.process().toHandle().destroyForcibly();
+        children.forEach(ProcessHandle::destroyForcibly);
+        await().atMost(Timing.APPEAR).until(() -> !gate.process().isAlive());
+
+        Cli.Result auth = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(),
+                "--by", "ops@example", "--reason", "the crashed upload never arrived");
+        Cli.Result redelivered = run(LEDGER_LINE);
+        Cli.Result repeat = run(LEDGER_LINE);
+
+        assertThat(auth.exit()).as("armed without outcome is consumed: " + auth).isEqualTo(0);
+        assertThat(redelivered.exit()).as(redelivered.toString()).isEqualTo(0);
+        assertThat(redelivered.runJson().get("scope").asInt()).isEqualTo(1);
+        assertThat(repeat.exit()).as(repeat.toString()).isEqualTo(10);
+        assertThat(ledgerLines()).hasSize(2).first().isEqualTo("started");
+        assertThat(znode("/0/outcome")).as("the crashed scope keeps no outcome").isNull();
+        assertThat(znode("/1/outcome")).isNotNull();
+    }
+
+    @Test
     void timeoutPasses_exits1Promptly_killsTheCommandTree_andNextRunExits11() throws Exception {
         Instant start = Instant.now();
         Cli.Result timedOut = run(STARTED_THEN_HANG, "--timeout", "1s");
