@@ -29,7 +29,9 @@ import org.apache.curator.framework.CuratorFramework;
  * <pre>
  * java -cp … dev.oncegate.testing.ChaosWorkerMain --connect HOST:PORT --seed S --effects K
  *      --assign 0,3,7 --ledger FILE --task ID --lease-ttl-ms N --session-ms N --deadline-ms N
+ *      [--start-epoch-ms T --spread-ms S]
  * </pre>
+ * With {@code --spread-ms}, each effect arrives at a seed-determined time within S ms of T.
  */
 public final class ChaosWorkerMain {
 
@@ -40,6 +42,11 @@ public final class ChaosWorkerMain {
     static EffectKey key(long seed, int index) {
         return EffectKey.of(Destination.stable("chaos", "destination-" + index),
                 ("effect " + index + " of run " + seed).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** When effect {@code index} arrives, in ms after the run's start: the same in every process. */
+    static long arrivalOffset(long seed, int index, long spreadMs) {
+        return spreadMs <= 0 ? 0 : Math.floorMod(new Random(seed * 1_000_003L + index).nextLong(), spreadMs);
     }
 
     public static void main(String[] args) throws Exception {
@@ -55,6 +62,9 @@ public final class ChaosWorkerMain {
         Duration leaseTtl = Duration.ofMillis(Long.parseLong(required(opts, "lease-ttl-ms")));
         Duration session = Duration.ofMillis(Long.parseLong(required(opts, "session-ms")));
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Long.parseLong(required(opts, "deadline-ms")));
+        // Effects arrive over the run (absolute times, so a replacement process keeps the schedule).
+        long startEpochMs = Long.parseLong(opts.getOrDefault("start-epoch-ms", "0"));
+        long spreadMs = Long.parseLong(opts.getOrDefault("spread-ms", "0"));
         RecordingProvider provider = RecordingProvider.appendingTo(Path.of(required(opts, "ledger")));
         List<Integer> assigned = new ArrayList<>();
         for (String s : required(opts, "assign").split(",")) {
@@ -86,8 +96,14 @@ public final class ChaosWorkerMain {
                         return false;
                     }
                 };
-                results.add(pool.submit(() -> ChaosContender.run(gate, key(seed, effect), random, deadline, provider,
-                        leaseTtl, hooks)));
+                long arrival = startEpochMs + arrivalOffset(seed, effect, spreadMs);
+                results.add(pool.submit(() -> {
+                    long wait = arrival - System.currentTimeMillis();
+                    if (wait > 0) {
+                        Thread.sleep(wait);
+                    }
+                    return ChaosContender.run(gate, key(seed, effect), random, deadline, provider, leaseTtl, hooks);
+                }));
             }
             for (Future<Boolean> f : results) {
                 if (f.get()) {

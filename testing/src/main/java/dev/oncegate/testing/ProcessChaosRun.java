@@ -78,6 +78,7 @@ public final class ProcessChaosRun {
     private final Path dir;
     private final Random random;
     private final long killUntil;
+    private final long startEpochMs = System.currentTimeMillis();
     private final long deadline;
     private final Map<String, Integer> kills = Collections.synchronizedMap(new TreeMap<>());
     private final AtomicInteger started = new AtomicInteger();
@@ -169,7 +170,10 @@ public final class ProcessChaosRun {
                     ChaosWorkerMain.class.getName(), "--connect", fixture.connectString(), "--seed", Long.toString(config.seed()),
                     "--effects", Integer.toString(config.effects()), "--assign", assign, "--ledger", ledger.toString(),
                     "--task", task, "--lease-ttl-ms", Long.toString(LEASE_TTL.toMillis()),
-                    "--session-ms", Long.toString(SESSION.toMillis()), "--deadline-ms", Long.toString(left));
+                    "--session-ms", Long.toString(SESSION.toMillis()), "--deadline-ms", Long.toString(left),
+                    // effects arrive over the first 80% of the kill phase, so kills meet work in flight
+                    "--start-epoch-ms", Long.toString(startEpochMs),
+                    "--spread-ms", Long.toString(config.killPhase().toMillis() * 4 / 5));
             pb.redirectError(ProcessBuilder.Redirect.DISCARD);
             Process process;
             try {
