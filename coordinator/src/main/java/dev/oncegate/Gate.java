@@ -88,8 +88,10 @@ public interface Gate extends AutoCloseable {
     /**
      * Contends for the effect's current scope. Returns once a decision is reached: proceed,
      * or one of the stops. When another executor is active, waits up to {@code wait} for its
-     * final decision (and contends again if it proves {@code not_sent}); an election on an open
-     * scope may take up to the lease TTL even with no wait.
+     * final decision (and contends again if it proves {@code not_sent}). An election on an open
+     * scope is awaited even with no wait: normally one round trip; when the elected leader does
+     * not act, any contender may take the scope after one lease TTL, and a contender gives up
+     * ({@code stop_busy}) after two.
      *
      * @param wait how long to wait for another active executor; zero for not at all
      * @return the attempt; call {@link Attempt#close()} when done (try-with-resources)
