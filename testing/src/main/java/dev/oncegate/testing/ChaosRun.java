@@ -354,9 +354,9 @@ public final class ChaosRun {
                 }
             }
         } catch (InterruptedException e) {
+            // The run is being torn down, or the fault phase ended: the main thread brings the
+            // servers back up (ensureUp) only in the latter case, before it reads the records.
             Thread.currentThread().interrupt();
-        } finally {
-            fixture.ensureUp();
         }
     }
 
