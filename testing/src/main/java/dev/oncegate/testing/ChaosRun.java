@@ -292,6 +292,8 @@ public final class ChaosRun {
                 stopping.set(true);
                 if (injector != null) {
                     injector.interrupt();
+                    // A restart in progress must finish before the servers are closed under it.
+                    joinQuietly(injector, Duration.ofSeconds(30));
                 }
                 if (reporter != null) {
                     reporter.interrupt();
@@ -411,6 +413,14 @@ public final class ChaosRun {
                             ledger.size() - delivered.size(), injected, Duration.ofNanos(System.nanoTime() - started)));
                 }
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void joinQuietly(Thread thread, Duration limit) {
+        try {
+            thread.join(limit.toMillis());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -43,11 +43,21 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
     /** Starts a standalone server on 127.0.0.1 and a free port; its files go in a private temp directory. */
     public static EmbeddedZooKeeper start() {
         java.nio.file.Path scratch = Scratch.create("oncegate-zk-");
+        TestingServer server = null;
         try {
             InstanceSpec spec = new InstanceSpec(Scratch.child(scratch, "data").toFile(), -1, -1, -1, true, -1, -1, -1,
                     Map.of("clientPortAddress", "127.0.0.1"), "127.0.0.1");
-            return new EmbeddedZooKeeper(new TestingServer(spec, true), scratch);
+            server = new TestingServer(spec, false);
+            server.start();
+            return new EmbeddedZooKeeper(server, scratch);
         } catch (Exception e) {
+            if (server != null) {
+                try {
+                    server.close(); // also removes Curator's config file from the system temp directory
+                } catch (IOException | RuntimeException closing) {
+                    e.addSuppressed(closing);
+                }
+            }
             Scratch.delete(scratch);
             throw new IllegalStateException("could not start an embedded ZooKeeper: " + e, e);
         }
