@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -16,6 +18,7 @@ import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The builder and the attempt refuse misuse with messages that name the field, before any write. */
 class GateBuilderTest {
@@ -23,10 +26,14 @@ class GateBuilderTest {
     static TestingServer server;
     static CuratorFramework client;
 
+    /** The server's data directory's parent also receives ZooKeeper's generated config file. */
+    @TempDir
+    static Path serverDir;
+
     @BeforeAll
     static void start() throws Exception {
-        server = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, -1, -1, -1,
-                Map.of("clientPortAddress", "127.0.0.1"), "127.0.0.1"), true);
+        server = new TestingServer(new InstanceSpec(Files.createDirectories(serverDir.resolve("data")).toFile(),
+                -1, -1, -1, true, -1, -1, -1, Map.of("clientPortAddress", "127.0.0.1"), "127.0.0.1"), true);
         client = CuratorFrameworkFactory.newClient(server.getConnectString(), 6000, 3000, new RetryOneTime(100));
         client.start();
     }
