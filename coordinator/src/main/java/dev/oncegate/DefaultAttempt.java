@@ -89,6 +89,7 @@ final class DefaultAttempt implements Attempt {
     private LeaderLatch latch;
     private int latchScope = -1;
     private Instant electionNodeMissingSince;
+    private boolean watchesSet;
     private volatile String scopePath;
     private ScopeView view;
     private FencingToken token;
@@ -152,7 +153,7 @@ final class DefaultAttempt implements Attempt {
             if (error != null) {
                 return failClosed(error, scopePath);
             }
-            view = gate.protocol.readScope(keyPath, n, watcher);
+            view = gate.protocol.readScope(keyPath, n, watchesSet ? watcher : null);
             scopePath = view.path();
             Instant now = gate.clock.instant();
             switch (view.state()) {
@@ -177,7 +178,7 @@ final class DefaultAttempt implements Attempt {
                         continue;
                     }
                     if (now.isBefore(deadline)) {
-                        awaitEvent(seen, deadline);
+                        waitFor(seen, deadline);
                         continue;
                     }
                     return new Decision.StopUnknown(StopReason.ARMED_WITHOUT_OUTCOME,
@@ -207,7 +208,7 @@ final class DefaultAttempt implements Attempt {
                             : stalled && !latch.hasLeadership() ? "stalled_election" : null;
                     if ((lease == null && latch.hasLeadership()) || takeover != null) {
                         if (latch.getOurPath() == null) {
-                            awaitEvent(seen, now.plusMillis(100)); // our election node is still being created
+                            waitFor(seen, now.plusMillis(100)); // our election node is still being created
                             continue;
                         }
                         Decision proceed = takeLease(takeover);
@@ -221,7 +222,7 @@ final class DefaultAttempt implements Attempt {
                             return new Decision.StopBusy(waited ? StopReason.WAIT_EXPIRED : StopReason.EXECUTOR_ACTIVE,
                                     view.evidence("another executor is active"));
                         }
-                        awaitEvent(seen, pollWhileNoElectionNode(now, min(deadline, Instant.ofEpochMilli(lease.expires()))));
+                        waitFor(seen, pollWhileNoElectionNode(now, min(deadline, Instant.ofEpochMilli(lease.expires()))));
                         continue;
                     }
                     Instant electionDeadline = max(deadline, openSince.plus(gate.leaseTtl.multipliedBy(2)));
@@ -230,7 +231,7 @@ final class DefaultAttempt implements Attempt {
                                 + " scope in the " + Duration.between(openSince, now).toMillis() + " ms this contender watched it"));
                     }
                     Instant stallAt = openSince.plus(gate.leaseTtl);
-                    awaitEvent(seen, pollWhileNoElectionNode(now,
+                    waitFor(seen, pollWhileNoElectionNode(now,
                             now.isBefore(stallAt) ? min(stallAt, electionDeadline) : electionDeadline));
                 }
             }
@@ -689,6 +690,20 @@ final class DefaultAttempt implements Attempt {
             backgroundError = null;
             return e;
         }
+    }
+
+    /**
+     * Waits for a change, but only once the scope is watched: the first time a contender must
+     * wait, it re-reads at once with watches set instead (a watch is set before the read it
+     * guards, so nothing is missed). A contender decided by its first read (a consumed key, an
+     * immediate election) thus sets no watch and leaves none to remove.
+     */
+    private void waitFor(long seen, Instant until) throws InterruptedException {
+        if (!watchesSet) {
+            watchesSet = true;
+            return;
+        }
+        awaitEvent(seen, until);
     }
 
     /**

@@ -29,12 +29,6 @@ final class Json {
         return out.toString().getBytes(StandardCharsets.UTF_8);
     }
 
-    static String encodeToString(Object value) {
-        StringBuilder out = new StringBuilder(128);
-        write(out, value);
-        return out.toString();
-    }
-
     @SuppressWarnings("unchecked")
     static Map<String, Object> decodeObject(byte[] data) {
         if (data == null) {

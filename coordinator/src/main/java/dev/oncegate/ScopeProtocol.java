@@ -144,9 +144,10 @@ final class ScopeProtocol {
     }
 
     /**
-     * Reads scope {@code n}: {@code exists outcome} (watched, so a waiter learns the outcome
-     * without becoming leader), {@code getData outcome} when present, {@code getData scope}
-     * (watched: lease changes and arming), and {@code getData armed} when the scope says armed.
+     * Reads scope {@code n}: {@code exists outcome} (watched when a watcher is given, so a waiter
+     * learns the outcome without becoming leader), {@code getData outcome} when present,
+     * {@code getData scope} (watched: lease changes and arming), and {@code getData armed} when
+     * the scope says armed and has no outcome yet (or always, for inspection).
      *
      * @throws KeeperException.NoNodeException when the scope does not exist
      */
@@ -172,8 +173,12 @@ final class ScopeProtocol {
                 : client.getData().storingStatIn(stat).usingWatcher(watcher).forPath(scopePath);
         keep(raw, scopePath, data);
         Records.Scope scope = Records.decodeScope(scopePath, data);
+        if (outcome != null && !scope.armed() && outcome.outcome() != Outcome.NOT_SENT) {
+            throw new UnreadableRecordException(outcomePath, "an outcome other than not_sent on a scope never armed");
+        }
+        // The armed record is evidence while no outcome exists; once one does, it is read only for inspection.
         Records.Armed armed = null;
-        if (scope.armed()) {
+        if (scope.armed() && (outcome == null || raw != null)) {
             String armedPath = Layout.armed(scopePath);
             try {
                 byte[] bytes = client.getData().forPath(armedPath);
@@ -182,9 +187,6 @@ final class ScopeProtocol {
             } catch (KeeperException.NoNodeException e) {
                 throw new UnreadableRecordException(scopePath, "the scope says armed but has no armed znode");
             }
-        }
-        if (outcome != null && armed == null && outcome.outcome() != Outcome.NOT_SENT) {
-            throw new UnreadableRecordException(outcomePath, "an outcome other than not_sent without an armed record");
         }
         return new ScopeView(n, scopePath, scope, stat.getVersion(), stat.getMzxid(), armed, outcome);
     }
@@ -242,16 +244,6 @@ final class ScopeProtocol {
                 client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(Layout.armed(scopePath), Records.armed(armed)).get());
         List<OpResult> results = client.getZookeeperClient().getZooKeeper().multi(ops);
         return ((OpResult.SetDataResult) results.get(1)).getStat().getVersion();
-    }
-
-    /** The armed record of a scope, for recognising our own arming after an ambiguous multi. */
-    Optional<Records.Armed> readArmed(String scopePath) throws Exception {
-        String path = Layout.armed(scopePath);
-        try {
-            return Optional.of(Records.decodeArmed(path, client.getData().forPath(path)));
-        } catch (KeeperException.NoNodeException e) {
-            return Optional.empty();
-        }
     }
 
     // ---- outcome ----------------------------------------------------------------------------

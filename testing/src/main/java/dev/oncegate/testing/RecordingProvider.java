@@ -177,9 +177,4 @@ public final class RecordingProvider {
     public synchronized long deliveriesOf(String key) {
         return ledger.stream().filter(d -> d.key().equals(key)).count();
     }
-
-    /** A latch already released, for {@link #blocking} callers that need no gate. */
-    public static CountDownLatch released() {
-        return new CountDownLatch(0);
-    }
 }
