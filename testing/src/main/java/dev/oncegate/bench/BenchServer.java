@@ -4,10 +4,12 @@ import java.io.File;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.oncegate.testing.Scratch;
 import org.apache.zookeeper.metrics.MetricsProviderLifeCycleException;
@@ -21,7 +23,8 @@ import org.apache.zookeeper.server.persistence.FileTxnSnapLog;
 
 /**
  * The one real ZooKeeper server a benchmark run measures: standalone, in this process, on
- * 127.0.0.1 and a free port, its files in a private temporary directory removed on close, and
+ * 127.0.0.1 and a free port, its files in a private temporary directory removed on close (or when
+ * the JVM ends first), and
  * <b>fsync on</b> — its transaction log is opened with {@code zookeeper.forceSync=yes} whatever
  * the JVM says, and {@link #sample()} counts the fsyncs, so a run can show they happened.
  *
@@ -46,6 +49,9 @@ final class BenchServer implements AutoCloseable {
     private final NIOServerCnxnFactory connections;
     private final DefaultMetricsProvider metrics;
     private final ContainerManager reaper;
+    /** Closes the server when the JVM ends first (Ctrl-C): its directory may hold gigabytes of log. */
+    private final Thread onExit = new Thread(this::close, "bench-server-cleanup");
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     private BenchServer(Path scratch, FileTxnSnapLog files, CountingServer server, NIOServerCnxnFactory connections,
                         DefaultMetricsProvider metrics) {
@@ -57,6 +63,7 @@ final class BenchServer implements AutoCloseable {
         // No wait between deletions (60 000 / maxPerMinute ms); deleting containers never used is off (0).
         this.reaper = new ContainerManager(server.getZKDatabase(), server.counting(), Integer.MAX_VALUE,
                 Integer.MAX_VALUE, 0);
+        Runtime.getRuntime().addShutdownHook(onExit);
     }
 
     /** Starts a server; its files go in a new private temporary directory. */
@@ -154,13 +161,16 @@ final class BenchServer implements AutoCloseable {
      */
     boolean settle(Duration quiet, Duration atMost) throws InterruptedException {
         long deadline = System.nanoTime() + atMost.toNanos();
-        ServerSample last = sample();
+        long lastZxid = server.getLastProcessedZxid();
+        long lastRequests = server.counting().workRequests();
         long quietSince = System.nanoTime();
         while (System.nanoTime() < deadline) {
             Thread.sleep(POLL.toMillis());
-            ServerSample now = sample();
-            if (now.zxid() != last.zxid() || now.workRequests() != last.workRequests()) {
-                last = now;
+            long zxid = server.getLastProcessedZxid();
+            long requests = server.counting().workRequests();
+            if (zxid != lastZxid || requests != lastRequests) {
+                lastZxid = zxid;
+                lastRequests = requests;
                 quietSince = System.nanoTime();
             } else if (System.nanoTime() - quietSince >= quiet.toNanos()) {
                 return true;
@@ -198,6 +208,7 @@ final class BenchServer implements AutoCloseable {
     Footprint footprint() throws IOException, InterruptedException {
         File snapshot = server.takeSnapshot(true);
         long snapshotBytes = snapshot.length();
+        Files.deleteIfExists(snapshot.toPath()); // measured; this server is never restarted from it
         DataTree tree = server.getZKDatabase().getDataTree();
         return new Footprint(tree.getNodeCount(), tree.approximateDataSize(), heapAfterGc(), snapshotBytes);
     }
@@ -230,6 +241,16 @@ final class BenchServer implements AutoCloseable {
 
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        if (Thread.currentThread() != onExit) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(onExit);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs anyway and finds the server closed
+            }
+        }
         try {
             reaper.stop();
             connections.shutdown();
