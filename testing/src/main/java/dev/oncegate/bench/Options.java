@@ -29,8 +29,8 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
               --out FILE         the JSON report (default oncegate-bench.json); the log goes beside it
               --seed N           names the keys (default: random, printed)
               --trials N         trials per arm and workload, at least 3 (default 5; --quick 3)
-              --trial-seconds S  length of one trial (default 3; --quick 0.2)
-              --memory-keys N    keys per arm in the memory phase (default 100000; --quick 200)
+              --trial-seconds S  length of one trial (default 3; --quick 0.15)
+              --memory-keys N    keys per arm in the memory phase (default 100000; --quick 100)
             Exit status: 0 when no arm executed an effect twice, 1 when one did or the run failed, 2 for bad options.""";
 
     Options {
@@ -81,10 +81,10 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
         return new Options(quick, Path.of(out != null ? out : "oncegate-bench.json").toAbsolutePath(),
                 seed != null ? seed : ThreadLocalRandom.current().nextLong(),
                 trials != null ? trials : quick ? 3 : 5,
-                Duration.ofMillis((long) ((seconds != null ? seconds : quick ? 0.2 : 3) * 1000)),
+                Duration.ofMillis((long) ((seconds != null ? seconds : quick ? 0.15 : 3) * 1000)),
                 quick ? Duration.ZERO : Duration.ofSeconds(1),
                 quick ? 64 : 2000,
-                memoryKeys != null ? memoryKeys : quick ? 200 : 100_000,
+                memoryKeys != null ? memoryKeys : quick ? 100 : 100_000,
                 help);
     }
 
