@@ -8,6 +8,8 @@ jar=client/target/oncegate.jar
 [ -f "$jar" ] || { echo "missing $jar: run 'mvn -B -q package -DskipTests' first" >&2; exit 2; }
 
 work=$(mktemp -d -t oncegate-quickstart.XXXXXX)
+# This run's own host state (zxid marks), not the user's ~/.local/state/oncegate.
+export ONCEGATE_STATE_DIR="$work/state"
 server_pid=""
 cleanup() {
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
