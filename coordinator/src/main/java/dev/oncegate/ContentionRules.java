@@ -211,13 +211,6 @@ final class ContentionRules {
         Observations seen = s.seen();
         Instant unchangedUntil = seen.since().plus(s.leaseTtl());
         boolean unchangedForTtl = !now.isBefore(unchangedUntil);
-        // How long this contender stays: the caller's wait; on an open scope at least two TTLs
-        // (one for the elected leader to act, one for anyone to take the stalled scope over).
-        Instant giveUpAt = lease != null ? s.deadline() : max(s.deadline(), seen.since().plus(s.leaseTtl().multipliedBy(2)));
-        if (seen.nodeMissingSince() != null && !now.isBefore(seen.nodeMissingSince().plus(ELECTION_NODE_GRACE))
-                && now.isBefore(giveUpAt)) {
-            return new ProbeElection();
-        }
         boolean take;
         String cause = null;
         if (lease != null) {
@@ -236,19 +229,28 @@ final class ContentionRules {
             take = election.leader() || unchangedForTtl;
             cause = election.leader() ? null : STALLED_ELECTION;
         }
+        // How long this contender stays: the caller's wait; but on an open scope, or while it may
+        // take the scope and only waits for its own election node, at least two TTLs (one for the
+        // elected leader to act, one for anyone to take the stalled scope over).
+        Instant stayUntil = lease != null && !take ? s.deadline()
+                : max(s.deadline(), seen.since().plus(s.leaseTtl().multipliedBy(2)));
+        if (seen.nodeMissingSince() != null && !now.isBefore(seen.nodeMissingSince().plus(ELECTION_NODE_GRACE))
+                && now.isBefore(stayUntil)) {
+            return new ProbeElection();
+        }
         if (take && election.ourNode() != null) {
             return new TakeLease(cause, election.ourNode());
         }
-        if (!now.isBefore(giveUpAt)) {
+        if (!now.isBefore(stayUntil)) {
             return lease != null ? busy(s, "another executor is active")
                     : new Stop(new Decision.StopBusy(StopReason.WAIT_EXPIRED, view.evidence("no executor took the open"
                     + " scope in the " + Duration.between(seen.since(), now).toMillis() + " ms this contender watched it")));
         }
         if (take) {
-            return new Wait(min(giveUpAt, now.plus(NODE_POLL))); // our election node is still being created
+            return new Wait(min(stayUntil, now.plus(NODE_POLL))); // our election node is still being created
         }
         Instant until = lease != null ? min(Instant.ofEpochMilli(lease.expires()), unchangedUntil) : unchangedUntil;
-        return new Wait(poll(s, min(until, giveUpAt)));
+        return new Wait(poll(s, min(until, stayUntil)));
     }
 
     private static Stop busy(Situation s, String detail) {

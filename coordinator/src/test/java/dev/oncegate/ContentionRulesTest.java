@@ -195,6 +195,15 @@ class ContentionRulesTest {
     }
 
     @Test
+    void lapsedLease_notWaiting_justJoined_waitsForItsElectionNodeInsteadOfGivingUp() {
+        Given g = Given.scope(leased(1, T0.minusMillis(1)));
+        assertThat(g.step()).isInstanceOf(ContentionRules.Join.class);
+        ContentionRules.Situation joined = new ContentionRules.Situation(g.view(), null,
+                new ContentionRules.Election(true, false, null), g.seen(), null, T0, T0, false, TTL);
+        assertThat(ContentionRules.next(joined)).isEqualTo(new ContentionRules.Wait(T0.plus(ContentionRules.NODE_POLL)));
+    }
+
+    @Test
     void holderWithAFastClock_unchangedForATtlOnOurClock_isTakenOver() {
         // The holder's clock runs an hour ahead: its lease "expires" an hour from now.
         Given g = Given.scope(leased(1, T0.plus(Duration.ofHours(1)).plus(TTL))).joined(false).waiting(Duration.ofMinutes(5));
