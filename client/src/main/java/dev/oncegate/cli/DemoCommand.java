@@ -13,6 +13,9 @@ import java.util.concurrent.TimeUnit;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.oncegate.testing.ChaosRun;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import picocli.CommandLine.Command;
@@ -88,6 +91,21 @@ final class DemoCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--duration: at most 24h, got " + Durations.format(duration));
         }
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        // The registry's owner chooses histograms (the gate's timers publish none by themselves): the
+        // README's MeterFilter, so the dashboard's quantiles come from histogram_quantile over _bucket.
+        registry.config().meterFilter(new MeterFilter() {
+            @Override
+            public DistributionStatisticConfig configure(Meter.Id id, DistributionStatisticConfig config) {
+                if (id.getType() == Meter.Type.TIMER && id.getName().startsWith("oncegate.")) {
+                    return DistributionStatisticConfig.builder()
+                            .percentilesHistogram(true)
+                            .minimumExpectedValue((double) Duration.ofMillis(1).toNanos())
+                            .maximumExpectedValue((double) Duration.ofMinutes(5).toNanos())
+                            .build().merge(config);
+                }
+                return config;
+            }
+        });
         ChaosRun.Config config;
         try {
             ChaosRun.Builder builder = ChaosRun.builder().workers(workers).effects(effects).contenders(contenders)
