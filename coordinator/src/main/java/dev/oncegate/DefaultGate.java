@@ -61,7 +61,7 @@ final class DefaultGate implements Gate {
         this.pid = pid;
         this.initializeNamespace = initializeNamespace;
         this.protocol = new ScopeProtocol(client, namespace, clock);
-        this.metrics = new GateMetrics(registry, namespace, client.getZookeeperClient().isConnected());
+        this.metrics = new GateMetrics(registry, namespace, () -> client.getZookeeperClient().isConnected());
         client.getConnectionStateListenable().addListener(connectionListener);
         client.getUnhandledErrorListenable().addListener(errorListener);
         LOG.info("oncegate gate on namespace {} [task={}]: no ACLs configured by oncegate; any client that can reach"

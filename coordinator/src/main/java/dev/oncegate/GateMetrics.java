@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -47,7 +48,7 @@ import org.apache.curator.framework.state.ConnectionState;
  * monitor (only {@code GateMetrics} instances contend for it).
  *
  * <p>Thread-safe: meters are, the executor count is atomic, and the connection state is guarded
- * by {@code this}.
+ * by {@code this} (the live connection check runs outside it).
  */
 final class GateMetrics {
 
@@ -122,7 +123,14 @@ final class GateMetrics {
 
     private final AtomicInteger active = new AtomicInteger();
     private final List<Meter> gauges = new ArrayList<>();
-    private ConnectionState connection; // guarded by this; null once closed
+    private final BooleanSupplier connectedNow;
+    private ConnectionState connection; // guarded by this; null until the first event
+    private boolean closed; // guarded by this
+
+    /** {@link #GateMetrics(MeterRegistry, String, BooleanSupplier)} with a fixed first state. */
+    GateMetrics(MeterRegistry registry, String namespace, boolean connected) {
+        this(registry, namespace, () -> connected);
+    }
 
     /**
      * Registers every meter of a gate on {@code registry}, at zero, and this gate's gauges under
@@ -130,9 +138,11 @@ final class GateMetrics {
      *
      * @param registry  the caller's registry (the gate never closes it)
      * @param namespace the gate's ZooKeeper namespace, the {@value #NAMESPACE_TAG} tag
-     * @param connected whether the client is connected now (the connection gauge's first state)
+     * @param connected whether the client is connected, read live by the connection gauge until
+     *                  the first {@link #connectionState} event: a client that connects while the
+     *                  gate is being built fires its CONNECTED event before the gate listens
      */
-    GateMetrics(MeterRegistry registry, String namespace, boolean connected) {
+    GateMetrics(MeterRegistry registry, String namespace, BooleanSupplier connected) {
         this.registry = Objects.requireNonNull(registry, "registry");
         this.tags = Tags.of(NAMESPACE_TAG, Objects.requireNonNull(namespace, "namespace"));
         decisionPairs().forEach((kind, reasons) -> {
@@ -162,7 +172,7 @@ final class GateMetrics {
                     .description("Leases taken over from another holder, by cause")
                     .tags(tags).tag("cause", cause).register(registry));
         }
-        connection = connected ? ConnectionState.CONNECTED : ConnectionState.SUSPENDED;
+        this.connectedNow = Objects.requireNonNull(connected, "connected");
         registerGauges();
     }
 
@@ -198,14 +208,21 @@ final class GateMetrics {
         }
     }
 
-    private synchronized double inState(ConnectionState state) {
-        return connection == state ? 1 : 0;
+    private double inState(ConnectionState state) {
+        ConnectionState current;
+        synchronized (this) {
+            current = connection;
+        }
+        if (current == null) {
+            current = connectedNow.getAsBoolean() ? ConnectionState.CONNECTED : ConnectionState.SUSPENDED;
+        }
+        return current == state ? 1 : 0;
     }
 
     void connectionState(ConnectionState state) {
         ConnectionState counted = state == ConnectionState.RECONNECTED ? ConnectionState.CONNECTED : state;
         synchronized (this) {
-            if (connection != null) {
+            if (!closed) {
                 connection = counted;
             }
         }
@@ -214,10 +231,10 @@ final class GateMetrics {
     /** The gate closed: its gauges go, and its slot is free for the next gate. Idempotent. */
     void close() {
         synchronized (this) {
-            if (connection == null) {
+            if (closed) {
                 return;
             }
-            connection = null;
+            closed = true;
         }
         synchronized (registry) {
             for (Meter gauge : gauges) {
