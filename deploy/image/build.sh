@@ -47,6 +47,7 @@ echo "build.sh: root filesystem from $suite packages ($IMAGE_APT_SOURCES)"
 mmdebstrap --variant=essential --include=openjdk-17-jre-headless,tini \
   --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
   --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+  --essential-hook='mkdir -p "$1/usr/share/man/man1"' \
   --customize-hook='echo "oncegate:x:10001:10001:oncegate:/home/oncegate:/usr/sbin/nologin" >> "$1/etc/passwd"' \
   --customize-hook='echo "oncegate:x:10001:" >> "$1/etc/group"' \
   --customize-hook='echo "oncegate:!:19000::::::" >> "$1/etc/shadow"' \
@@ -55,6 +56,7 @@ mmdebstrap --variant=essential --include=openjdk-17-jre-headless,tini \
   --customize-hook="install -m 0755 '$here/oncegate' \"\$1/usr/local/bin/oncegate\"" \
   --customize-hook='rm -rf "$1"/var/cache/apt/* "$1"/var/lib/apt/lists/* "$1"/var/log/*.log' \
   "$suite" "$work/rootfs.tar" "$IMAGE_APT_SOURCES"
+# (the man1 directory: java's update-alternatives links its man page there, even with man pages excluded)
 
 echo "build.sh: packing $IMAGE_NAME:$IMAGE_TAG with umoci"
 image="$work/oci:$IMAGE_TAG"
