@@ -93,6 +93,10 @@ pid_of() {
   local pid
   pid="$(cat "$file")"
   kill -0 "$pid" 2>/dev/null || return 1
+  # A killed server whose new parent does not reap it stays a zombie, which kill -0 still finds.
+  if [[ -r "/proc/$pid/stat" && "$(sed 's/.*) //' "/proc/$pid/stat" | cut -d' ' -f1)" == Z ]]; then
+    return 1
+  fi
   echo "$pid"
 }
 

@@ -6,7 +6,8 @@
 #
 #   deploy/image/build.sh [OUTPUT.tar]     default: client/target/oncegate-image.tar
 #
-# Needs: root (mmdebstrap installs packages into a chroot), `apt-get install -y mmdebstrap umoci`,
+# Needs: root (mmdebstrap installs packages into a chroot), `apt-get install -y mmdebstrap umoci`
+# (and runc to run it: ImageBuildIT),
 # and the jar (`mvn -B package -DskipTests`). Packages come from this machine's apt sources
 # (IMAGE_APT_SOURCES, default /etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list).
 # About 3 minutes and 250 MB of downloads on a fresh machine: not part of `mvn verify`; run it,

@@ -12,7 +12,10 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.curator.framework.state.ConnectionState;
@@ -60,6 +63,22 @@ class GateMetricsRegistrationTest {
         for (Timer timer : registry.find(GateMetrics.ELECTION_WAIT).timers()) {
             assertThat(timer.takeSnapshot().percentileValues()).isEmpty();
             assertThat(timer.takeSnapshot().histogramCounts()).isEmpty();
+        }
+    }
+
+    @Test
+    void percentileHistograms_turnOnTheGatesTimersHistograms_andNothingElse() {
+        // (MeterTableTest sees the resulting _bucket series in a Prometheus scrape.)
+        MeterFilter filter = OncegateMeters.percentileHistograms();
+        DistributionStatisticConfig wait = filter.configure(
+                new Meter.Id(GateMetrics.ELECTION_WAIT, Tags.of("kind", "proceed"), null, null, Meter.Type.TIMER),
+                DistributionStatisticConfig.DEFAULT);
+        assertThat(wait.isPercentileHistogram()).isTrue();
+        assertThat(wait.getMinimumExpectedValueAsDouble()).isEqualTo(Duration.ofMillis(1).toNanos());
+        assertThat(wait.getMaximumExpectedValueAsDouble()).isEqualTo(Duration.ofMinutes(5).toNanos());
+        for (Meter.Id other : List.of(new Meter.Id("http.server.requests", Tags.empty(), null, null, Meter.Type.TIMER),
+                new Meter.Id(GateMetrics.DECISIONS, Tags.empty(), null, null, Meter.Type.COUNTER))) {
+            assertThat(filter.configure(other, DistributionStatisticConfig.DEFAULT)).isSameAs(DistributionStatisticConfig.DEFAULT);
         }
     }
 

@@ -12,10 +12,8 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.oncegate.OncegateMeters;
 import dev.oncegate.testing.ChaosRun;
-import io.micrometer.core.instrument.Meter;
-import io.micrometer.core.instrument.config.MeterFilter;
-import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import picocli.CommandLine.Command;
@@ -92,20 +90,8 @@ final class DemoCommand implements Callable<Integer> {
         }
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         // The registry's owner chooses histograms (the gate's timers publish none by themselves): the
-        // README's MeterFilter, so the dashboard's quantiles come from histogram_quantile over _bucket.
-        registry.config().meterFilter(new MeterFilter() {
-            @Override
-            public DistributionStatisticConfig configure(Meter.Id id, DistributionStatisticConfig config) {
-                if (id.getType() == Meter.Type.TIMER && id.getName().startsWith("oncegate.")) {
-                    return DistributionStatisticConfig.builder()
-                            .percentilesHistogram(true)
-                            .minimumExpectedValue((double) Duration.ofMillis(1).toNanos())
-                            .maximumExpectedValue((double) Duration.ofMinutes(5).toNanos())
-                            .build().merge(config);
-                }
-                return config;
-            }
-        });
+        // README's, so that the dashboard's quantiles come from histogram_quantile over _bucket.
+        registry.config().meterFilter(OncegateMeters.percentileHistograms());
         ChaosRun.Config config;
         try {
             ChaosRun.Builder builder = ChaosRun.builder().workers(workers).effects(effects).contenders(contenders)

@@ -71,7 +71,8 @@ class EnsembleFailoverIT {
                 "ONCEGATE_ENSEMBLE_PORT_OFFSET", Integer.toString(offset),
                 "ZOOKEEPER_CLASSPATH", Files.readString(Path.of(System.getProperty("oncegate.zookeeper.classpath"))).strip());
         script = Path.of(System.getProperty("user.dir")).getParent().resolve("deploy/ensemble.sh");
-        assertThat(ensemble("start").exit()).isZero();
+        Cli.Result start = ensemble("start");
+        assertThat(start.exit()).as(start.toString()).isZero();
         log("ensemble started at port offset " + offset);
         String connect = ensemble("connect").stdout().strip();
         Cli cli = new Cli(dir, Map.of("ONCEGATE_CONNECT", connect));
@@ -115,7 +116,8 @@ class EnsembleFailoverIT {
         }
         log("new leader elected");
         // and the killed server restarted
-        assertThat(ensemble("start", leader).exit()).isZero();
+        Cli.Result restart = ensemble("start", leader);
+        assertThat(restart.exit()).as(restart.toString()).isZero();
         log("server " + leader + " restarted");
         Map<Integer, Integer> exits = new HashMap<>();
         for (Cli.Running run : runs) {

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -17,9 +18,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Builds the CLI's container image with deploy/image/build.sh (no daemon, no registry: Debian
  * packages and umoci), then reads the OCI layout it wrote: entrypoint tini in front of the CLI,
- * a non-root user, the jar, and {@code oncegate key} run inside the image's root filesystem as
- * that user under tini (with chroot: no container runtime can create namespaces on these
- * machines), giving the same key as the jar outside.
+ * a non-root user, the jar; then runs it with runc (Debian's package: an OCI runtime without a
+ * daemon), checks that tini is PID 1 and the user 10001, and that {@code oncegate key} inside
+ * gives the same key as the jar outside. Needs root, mmdebstrap, umoci and runc.
  *
  * <p>Several minutes and a few hundred MB of Debian packages: only with {@code mvn -B verify -Pimage}.
  */
@@ -49,9 +50,35 @@ class ImageBuildIT {
         return Cli.JSON.readTree(layout.resolve("blobs/sha256/" + digest.substring("sha256:".length())).toFile());
     }
 
+    /** Runs the image's entrypoint (tini --) with {@code command} in the bundle, with runc. */
+    Run runContainer(Path bundle, String name, List<String> command) throws Exception {
+        Path configFile = bundle.resolve("config.json");
+        com.fasterxml.jackson.databind.node.ObjectNode config = (com.fasterxml.jackson.databind.node.ObjectNode) Cli.JSON.readTree(configFile.toFile());
+        com.fasterxml.jackson.databind.node.ObjectNode process = (com.fasterxml.jackson.databind.node.ObjectNode) config.path("process");
+        assertThat(process.path("args").get(0).asText()).isEqualTo("/usr/bin/tini");
+        assertThat(process.path("user").path("uid").asInt()).isEqualTo(10001);
+        com.fasterxml.jackson.databind.node.ArrayNode args = process.putArray("args");
+        args.add("/usr/bin/tini").add("--");
+        command.forEach(args::add);
+        process.put("terminal", false);
+        Cli.JSON.writeValue(configFile.toFile(), config);
+        String id = "oncegate-image-it-" + name + "-" + ProcessHandle.current().pid();
+        try {
+            Run result = run(dir, 300, "runc", "run", "--bundle", bundle.toString(), id);
+            assertThat(result.exit()).as(result.output()).isZero();
+            return result;
+        } finally {
+            run(dir, 60, "runc", "delete", "--force", id);
+        }
+    }
+
     @Test
     void daemonlessBuild_writesANonRootImageWithTini_whoseCliRuns() throws Exception {
         assumeTrue(Boolean.getBoolean("oncegate.image.build"), "builds the image only with -Pimage");
+        for (String tool : List.of("mmdebstrap", "umoci", "runc")) {
+            assertThat(run(dir, 30, "sh", "-c", "command -v " + tool).exit())
+                    .as(tool + " is missing: apt-get install -y mmdebstrap umoci runc").isZero();
+        }
         Path script = Path.of(System.getProperty("user.dir")).getParent().resolve("deploy/image/build.sh");
 
         // When the image is built
@@ -74,24 +101,26 @@ class ImageBuildIT {
         assertThat(config.path("config").path("WorkingDir").asText()).isEqualTo("/home/oncegate");
         assertThat(config.path("os").asText()).isEqualTo("linux");
 
-        // and its layer holds a root filesystem with Java, tini, the jar and the user
-        Path rootfs = Files.createDirectories(dir.resolve("rootfs"));
-        for (JsonNode layer : manifest.path("layers")) {
-            String blob = layout.resolve("blobs/sha256/" + layer.path("digest").asText().substring(7)).toString();
-            assertThat(run(dir, 300, "tar", "--numeric-owner", "-xzf", blob, "-C", rootfs.toString()).exit()).isZero();
-        }
+        // and, unpacked into a runtime bundle, its root filesystem holds Java, tini, the jar and the user
+        Path bundle = dir.resolve("bundle");
+        Run unpack = run(dir, 600, "umoci", "unpack", "--image", layout + ":0.1.0-SNAPSHOT", bundle.toString());
+        assertThat(unpack.exit()).as(unpack.output()).isZero();
+        Path rootfs = bundle.resolve("rootfs");
         assertThat(rootfs.resolve("usr/bin/tini")).isExecutable();
         assertThat(rootfs.resolve("opt/oncegate/oncegate.jar")).isRegularFile();
         assertThat(Files.readString(rootfs.resolve("etc/passwd"))).contains("oncegate:x:10001:10001:");
 
-        // and `oncegate key` runs inside it, as that user, under tini, with the image's Java
+        // and in a real container (runc: pid, mount, network namespaces), tini is PID 1, the user is 10001
+        Run init = runContainer(bundle, "init", List.of("/bin/sh", "-c", "cat /proc/1/comm; id -u; id -g"));
+        assertThat(init.output().lines().toList()).as(init.output()).containsSubsequence("tini", "10001", "10001");
+        // and `oncegate key` runs with the image's Java, giving the same key as the jar outside
         Files.writeString(rootfs.resolve("tmp/report.txt"), "quarterly report\n");
-        Run inside = run(dir, 300, "chroot", "--userspec=10001:10001", rootfs.toString(),
-                "/usr/bin/tini", "--", "/usr/local/bin/oncegate", "key", "--dest", "slack:C024BE91L", "--file", "/tmp/report.txt");
-        assertThat(inside.exit()).as(inside.output()).isZero();
+        Run inside = runContainer(bundle, "key", List.of("/usr/local/bin/oncegate", "key", "--dest", "slack:C024BE91L",
+                "--file", "/tmp/report.txt"));
         Files.writeString(dir.resolve("report.txt"), "quarterly report\n");
-        Cli.Result outside = new Cli(dir, java.util.Map.of()).run("key", "--dest", "slack:C024BE91L", "--file", "report.txt");
-        String insideJson = inside.output().lines().filter(l -> l.startsWith("{")).findFirst().orElseThrow();
+        Cli.Result outside = new Cli(dir, Map.of()).run("key", "--dest", "slack:C024BE91L", "--file", "report.txt");
+        String insideJson = inside.output().lines().filter(l -> l.startsWith("{")).findFirst().orElseThrow(
+                () -> new AssertionError("no JSON from oncegate key in the container:\n" + inside.output()));
         assertThat(Cli.JSON.readTree(insideJson).path("key").asText()).isEqualTo(outside.stdoutJson().path("key").asText());
     }
 }
