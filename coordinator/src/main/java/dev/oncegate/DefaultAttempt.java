@@ -5,11 +5,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
-import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.CuratorConnectionLossException;
-import org.apache.curator.framework.WatcherRemoveCuratorFramework;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.state.ConnectionState;
@@ -28,17 +27,27 @@ import org.slf4j.LoggerFactory;
  *       └──── stop ─────────────▶└──┴──── stop / fenced ────┴───────────────────▶ STOPPED
  *   any phase ──close()──▶ CLOSED  (PROCEEDING releases its lease with a CAS on close)
  * </pre>
+ * While contending, the loop reads the scope, asks {@link ContentionRules} for the next step and
+ * performs it; the rules are pure, the ZooKeeper operations all live in {@link ScopeProtocol}.
  *
  * <h2>Invariants (SPEC §4)</h2>
  * <ul>
  *   <li>Decisions come from reads of ZooKeeper; authority comes only from conditional writes.
  *       {@code LeaderLatch.hasLeadership()} is a hint that this contender may try the lease CAS,
  *       never a permission to cross.</li>
- *   <li>Every write of the executor is conditional on its token (the scope znode's version):
- *       the lease CAS, each checkpoint's renewal, the arming multi and the outcome multi.</li>
+ *   <li>Every write of the executor is conditional on its token (the scope znode's version) and
+ *       bound to the scope's incarnation (its election node, the genesis id, its armed record):
+ *       the lease CAS, each checkpoint's renewal, the arming multi and the outcome multi. The
+ *       election node the lease CAS checks is read before the scope, so the CAS cannot land in a
+ *       scope recreated after that read.</li>
+ *   <li>Every lease write's zxid is compared with the rollback witness: an ensemble behind a zxid
+ *       already seen stops the executor before it can arm.</li>
  *   <li>The action runs only after the arming multi returned success on the raw handle, in the
- *       same session the lease was taken in, while connected. A connection loss during arming
- *       counts as armed and the action is never invoked.</li>
+ *       same session the lease was taken in, while connected, and while this thread was not
+ *       interrupted. A connection loss during arming counts as armed and the action is never
+ *       invoked; an interrupt before the write is sent arms nothing; an interrupt while the write
+ *       is in flight waits for its result, and an armed scope whose action was never invoked is
+ *       recorded {@code not_sent}.</li>
  *   <li>The action is never run on a Curator thread: the latch listener, the watcher and the
  *       connection listener only bump {@link #events} and notify the owner thread, which re-reads.</li>
  *   <li>Any doubt (an unparsable record, missing permission, a lost session, a write whose
@@ -54,8 +63,6 @@ final class DefaultAttempt implements Attempt {
     private static final int MAX_CHECKPOINT_NAME = 128;
     /** Waits beyond this are waits "forever"; the cap keeps deadline arithmetic from overflowing. */
     private static final Duration MAX_WAIT = Duration.ofDays(365L * 100);
-    /** How long a started latch may lack its node while connected before this contender fails closed. */
-    private static final Duration ELECTION_NODE_GRACE = Duration.ofSeconds(2);
 
     private enum Phase { CONTENDING, PROCEEDING, ARMED, DONE, STOPPED, CLOSED }
 
@@ -63,7 +70,9 @@ final class DefaultAttempt implements Attempt {
     private final EffectKey key;
     private final String keyPath;
     private final Records.Actor actor;
-    private final WatcherRemoveCuratorFramework watching;
+    private final ScopeProtocol protocol;
+    /** The paths this attempt set watches on: {@link #close} removes them at the server. */
+    private final java.util.Set<String> watched = new java.util.LinkedHashSet<>();
     private final Watcher watcher = event -> signal();
     private final LeaderLatchListener latchListener = new LeaderLatchListener() {
         @Override
@@ -88,21 +97,22 @@ final class DefaultAttempt implements Attempt {
     private Decision decision;
     private LeaderLatch latch;
     private int latchScope = -1;
-    private Instant electionNodeMissingSince;
     private boolean watchesSet;
     private volatile String scopePath;
     private ScopeView view;
     private FencingToken token;
     private Records.Scope leasedScope;
     private long leaseSession;
+    /** The election node the lease was taken with: every later lease write and the arming check it. */
+    private String leaseNode;
     private final List<String> checkpoints = new ArrayList<>();
 
     DefaultAttempt(DefaultGate gate, EffectKey key) {
         this.gate = gate;
         this.key = key;
         this.keyPath = Layout.keyPath(gate.protocol.namespace(), key.key());
-        this.actor = new Records.Actor(gate.taskId, gate.host, gate.pid, UUID.randomUUID().toString());
-        this.watching = gate.client.newWatcherRemoveCuratorFramework();
+        this.actor = new Records.Actor(gate.taskId, gate.host, gate.pid, Records.newAttemptId());
+        this.protocol = gate.protocol;
     }
 
     @Override
@@ -130,10 +140,10 @@ final class DefaultAttempt implements Attempt {
         decide(d, Duration.between(started, gate.clock.instant()));
     }
 
-    /** The contention loop: read, decide, and either act (a CAS) or wait for an event. */
+    /** The contention loop: read, ask the rules, and perform the step they name. */
     private Decision contend(Instant deadline, boolean waited) throws Exception {
         if (!gate.client.blockUntilConnected((int) Math.min(Integer.MAX_VALUE, gate.connectTimeout.toMillis()),
-                java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                TimeUnit.MILLISECONDS)) {
             return new Decision.StopUnavailable(StopReason.ZOOKEEPER_UNREACHABLE, Evidence.of(gate.protocol.namespace(), -1,
                     "no ZooKeeper connection within " + gate.connectTimeout.toMillis() + " ms (" + gate.client.getZookeeperClient().getCurrentConnectionString()
                             + "): check that the ensemble is up and reachable"));
@@ -142,174 +152,99 @@ final class DefaultAttempt implements Attempt {
         if (namespaceStop != null) {
             return namespaceStop;
         }
-        gate.protocol.ensureKey(key);
-        int n = gate.protocol.latestScope(keyPath);
-        int openScope = -1;
-        int openVersion = -1;
-        Instant openSince = null;
+        protocol.ensureKey(key, gate.genesisId());
+        int n = protocol.latestScope(keyPath);
+        ContentionRules.Observations seen = ContentionRules.Observations.NONE;
         while (true) {
-            long seen = eventCount();
+            long seenEvents = eventCount();
             Throwable error = takeBackgroundError();
             if (error != null) {
                 return failClosed(error, scopePath);
             }
-            view = gate.protocol.readScope(keyPath, n, watchesSet ? watcher : null);
+            boolean joined = latch != null && latchScope == n;
+            // Read before the scope: the lease CAS checks this node, which binds the CAS to the
+            // incarnation of the scope that the read below sees (a recreated scope has no such node).
+            String ourNode = joined ? latch.getOurPath() : null;
+            view = protocol.readScope(keyPath, n, watchesSet ? watcher : null);
             scopePath = view.path();
+            if (watchesSet) {
+                watched.add(scopePath);
+                watched.add(Layout.outcome(scopePath));
+            }
+            AuthorizationView authorization = view.state().consumed() ? protocol.readAuthorization(keyPath, n) : null;
             Instant now = gate.clock.instant();
-            switch (view.state()) {
-                case NOT_SENT -> {
-                    n++; // the outcome multi created scope n+1 with it
-                    continue;
-                }
-                case SENT_VERIFIED, SEND_STATUS_UNKNOWN -> {
-                    if (openAuthorizedScope(n)) {
-                        n++;
-                        continue;
-                    }
-                    return view.state() == ScopeView.State.SENT_VERIFIED
-                            ? new Decision.StopSent(StopReason.SENT_VERIFIED, view.evidence("key consumed"))
-                            : new Decision.StopUnknown(StopReason.SEND_STATUS_UNKNOWN, view.evidence("key consumed"));
-                }
-                case ARMED -> {
-                    // Armed without outcome is consumed (it reads as send_status_unknown), so an
-                    // operator's authorization opens the next scope here too.
-                    if (openAuthorizedScope(n)) {
-                        n++;
-                        continue;
-                    }
-                    if (now.isBefore(deadline)) {
-                        waitFor(seen, deadline);
-                        continue;
-                    }
-                    return new Decision.StopUnknown(StopReason.ARMED_WITHOUT_OUTCOME,
-                            view.evidence("another executor crossed the boundary"));
-                }
-                case OPEN, LEASED -> {
-                    Records.Lease lease = view.data().lease();
-                    if (lease != null && !now.isBefore(deadline) && now.toEpochMilli() < lease.expires() && latch == null) {
-                        // Busy and not waiting: no need to join the election just to leave it.
-                        return new Decision.StopBusy(waited ? StopReason.WAIT_EXPIRED : StopReason.EXECUTOR_ACTIVE,
-                                view.evidence("another executor is active"));
-                    }
+            boolean connected = gate.client.getZookeeperClient().isConnected();
+            seen = seen.observe(view, joined && connected && ourNode == null, now);
+            ContentionRules.Situation situation = new ContentionRules.Situation(view, authorization,
+                    new ContentionRules.Election(joined, joined && latch.hasLeadership(), ourNode), seen, null,
+                    now, deadline, waited, gate.leaseTtl);
+            ContentionRules.Step step = ContentionRules.next(situation);
+            while (step instanceof ContentionRules.Join || step instanceof ContentionRules.CheckHolder) {
+                if (step instanceof ContentionRules.CheckHolder check) {
+                    situation = situation.withHolderPresent(protocol.latchNodeExists(check.electionNode()));
+                } else {
                     joinElection(n);
-                    Decision.Stop noElectionNode = electionNodeStop(now);
-                    if (noElectionNode != null) {
-                        return noElectionNode;
-                    }
-                    if (lease == null && (openScope != n || openVersion != view.version())) {
-                        openScope = n; // when this contender first saw the scope open at this version
-                        openVersion = view.version();
-                        openSince = now;
-                    }
-                    // An open scope belongs to the latch leader; but if it stays open a whole TTL (the
-                    // leader hangs), any contender may try the CAS: the CAS, not the latch, is what is safe.
-                    boolean stalled = lease == null && !now.isBefore(openSince.plus(gate.leaseTtl));
-                    String takeover = lease != null ? takeoverCause(lease, now)
-                            : stalled && !latch.hasLeadership() ? "stalled_election" : null;
-                    if ((lease == null && latch.hasLeadership()) || takeover != null) {
-                        if (latch.getOurPath() == null) {
-                            waitFor(seen, now.plusMillis(100)); // our election node is still being created
-                            continue;
-                        }
-                        Decision proceed = takeLease(takeover);
-                        if (proceed != null) {
-                            return proceed;
-                        }
-                        continue; // someone else wrote the scope first: re-read
-                    }
-                    if (lease != null) {
-                        if (!now.isBefore(deadline)) {
-                            return new Decision.StopBusy(waited ? StopReason.WAIT_EXPIRED : StopReason.EXECUTOR_ACTIVE,
-                                    view.evidence("another executor is active"));
-                        }
-                        waitFor(seen, pollWhileNoElectionNode(now, min(deadline, Instant.ofEpochMilli(lease.expires()))));
-                        continue;
-                    }
-                    Instant electionDeadline = max(deadline, openSince.plus(gate.leaseTtl.multipliedBy(2)));
-                    if (!now.isBefore(electionDeadline)) {
-                        return new Decision.StopBusy(StopReason.WAIT_EXPIRED, view.evidence("no executor took the open"
-                                + " scope in the " + Duration.between(openSince, now).toMillis() + " ms this contender watched it"));
-                    }
-                    Instant stallAt = openSince.plus(gate.leaseTtl);
-                    waitFor(seen, pollWhileNoElectionNode(now,
-                            now.isBefore(stallAt) ? min(stallAt, electionDeadline) : electionDeadline));
+                    seen = seen.observe(view, connected, now); // our node is being created
+                    situation = situation.withElection(new ContentionRules.Election(true, false, null), seen);
                 }
+                step = ContentionRules.next(situation);
+            }
+            if (step instanceof ContentionRules.Stop stop) {
+                return stop.stop();
+            } else if (step instanceof ContentionRules.Advance) {
+                n++; // the not_sent outcome's multi created scope n+1 with it
+            } else if (step instanceof ContentionRules.OpenAuthorized open) {
+                ScopeProtocol.Opening opening = protocol.openAuthorizedScope(keyPath, view, open.authorization());
+                if (opening != ScopeProtocol.Opening.CHANGED) {
+                    LOG.info("oncegate [key={} scope={} task={}] redelivery authorized by {} ({}): scope {} {}",
+                            key.key(), n, gate.taskId, open.authorization().record().by(), open.authorization().path(),
+                            n + 1, opening == ScopeProtocol.Opening.OPENED ? "opened" : "was opened by another contender");
+                    n++;
+                }
+            } else if (step instanceof ContentionRules.ProbeElection) {
+                String latchPath = Layout.latch(scopePath);
+                if (!protocol.mayJoinElection(latchPath, actor.attempt())) {
+                    return new Decision.StopUnavailable(StopReason.PERMISSION_DENIED, Evidence.of(latchPath, view.scope(),
+                            "ZooKeeper refused this identity CREATE on the election znode " + latchPath
+                                    + " (NoAuth): it can never join the election; fix the ACLs or the worker's credentials"));
+                }
+                seen = seen.permitted(now);
+            } else if (step instanceof ContentionRules.TakeLease take) {
+                Decision d = takeLease(take.takeoverCause(), take.electionNode());
+                if (d != null) {
+                    return d;
+                }
+                // someone else wrote the scope first (or our election node changed): read again
+            } else {
+                waitFor(seenEvents, ((ContentionRules.Wait) step).until());
             }
         }
     }
 
-    /** Opens scope {@code n + 1} from the oldest unused authorization of a consumed scope {@code n}, if any. */
-    private boolean openAuthorizedScope(int n) throws Exception {
-        Optional<String> auth = gate.protocol.unusedAuthorization(keyPath, n);
-        if (auth.isEmpty()) {
-            return false;
-        }
-        LOG.info("oncegate [key={} scope={} task={}] redelivery authorized by {}: opening scope {}",
-                key.key(), n, gate.taskId, auth.get(), n + 1);
-        gate.protocol.openAuthorizedScope(keyPath, n + 1, auth.get());
-        return true;
-    }
-
     /**
-     * Why the current lease may be taken over, or null when its holder must be left alone:
-     * {@code lapsed} when its TTL passed (any contender may fence a hung holder), or
-     * {@code abandoned} when this contender leads the election and the holder's latch node is
-     * gone (its session ended, or it left without releasing).
+     * Transition CONTENDING → PROCEEDING: {@code multi(check electionNode, setData(scope, our lease,
+     * version))}. Returns the proceed (or a rollback stop), or null when the CAS lost.
      */
-    private String takeoverCause(Records.Lease lease, Instant now) throws Exception {
-        if (now.toEpochMilli() >= lease.expires()) {
-            return "lapsed";
-        }
-        if (latch.hasLeadership() && !gate.protocol.latchNodeExists(lease.latchNode())) {
-            return "abandoned";
-        }
-        return null;
-    }
-
-    /**
-     * Curator's LeaderLatch only logs when it cannot create its node (NoAuth, say): if ours has
-     * been missing for {@link #ELECTION_NODE_GRACE} while connected, fail closed instead of
-     * waiting for an election this contender can never join. The clock restarts whenever the node
-     * exists again (a latch reset after a reconnect recreates it).
-     */
-    private Decision.Stop electionNodeStop(Instant now) {
-        if (latch.getOurPath() != null || !gate.client.getZookeeperClient().isConnected()) {
-            electionNodeMissingSince = null;
-            return null;
-        }
-        if (electionNodeMissingSince == null) {
-            electionNodeMissingSince = now;
-            return null;
-        }
-        if (now.isBefore(electionNodeMissingSince.plus(ELECTION_NODE_GRACE))) {
-            return null;
-        }
-        return new Decision.StopUnavailable(StopReason.PERMISSION_DENIED, Evidence.of(Layout.latch(scopePath), view.scope(),
-                "this contender's election node was not created within " + ELECTION_NODE_GRACE.toMillis()
-                        + " ms while connected (missing CREATE permission on the latch znode?)"));
-    }
-
-    /** While our election node is missing, re-check often so {@link #electionNodeStop} is prompt. */
-    private Instant pollWhileNoElectionNode(Instant now, Instant until) {
-        return electionNodeMissingSince == null ? until : min(until, now.plusMillis(100));
-    }
-
-    /** Transition CONTENDING → PROCEEDING: {@code setData(scope, our lease, version)}. */
-    private Decision takeLease(String takeoverCause) throws Exception {
-        String latchNode = latch.getOurPath();
+    private Decision takeLease(String takeoverCause, String electionNode) throws Exception {
         long session = gate.client.getZookeeperClient().getZooKeeper().getSessionId();
         Records.Scope leased = new Records.Scope(view.data().opened(), view.data().at(),
-                new Records.Lease(actor, Long.toHexString(session), latchNode,
+                new Records.Lease(actor, Long.toHexString(session), electionNode,
                         gate.clock.millis() + gate.leaseTtl.toMillis()), false);
-        try {
-            token = gate.protocol.writeLease(scopePath, view.version(), leased);
-        } catch (KeeperException.BadVersionException | KeeperException.NoNodeException raced) {
+        ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, view.version(), leased, electionNode);
+        if (!write.written()) {
             return null;
         }
+        token = write.token();
         leasedScope = leased;
         leaseSession = session;
+        leaseNode = electionNode;
         synchronized (monitor) {
             sessionLost = false; // only a loss after the lease was taken concerns the executor
+        }
+        Decision.Stop rolledBack = rollbackStop();
+        if (rolledBack != null) {
+            releaseLease(false);
+            return rolledBack;
         }
         if (takeoverCause != null) {
             gate.metrics.takeover(takeoverCause);
@@ -321,10 +256,20 @@ final class DefaultAttempt implements Attempt {
         return new Decision.Proceed(view.scope(), token);
     }
 
-    private void joinElection(int n) throws Exception {
-        if (latch != null && latchScope == n) {
-            return;
+    /** The lease write landed below a zxid already seen for this namespace: the ensemble was rolled back. */
+    private Decision.Stop rollbackStop() {
+        long highest = gate.highestZxid();
+        if (token.zxid() >= highest) {
+            return null;
         }
+        return new Decision.StopUnavailable(StopReason.ZOOKEEPER_ROLLED_BACK, Evidence.of(scopePath, view.scope(),
+                "the lease write landed at zxid 0x" + Long.toHexString(token.zxid()) + " but zxid 0x"
+                        + Long.toHexString(highest) + " was already seen for namespace " + gate.protocol.namespace()
+                        + " (genesis " + gate.genesisId() + "): the ensemble was restored from an older snapshot and may"
+                        + " have forgotten outcomes; nothing was armed. An operator must reconcile before workers resume"));
+    }
+
+    private void joinElection(int n) throws Exception {
         closeLatch();
         String latchPath = Layout.latch(Layout.scope(keyPath, n));
         // Created here, synchronously, because a LeaderLatch that cannot create it only logs:
@@ -333,7 +278,6 @@ final class DefaultAttempt implements Attempt {
         latch = new LeaderLatch(gate.client, latchPath, actor.attempt(), LeaderLatch.CloseMode.SILENT);
         latch.addListener(latchListener);
         latchScope = n;
-        electionNodeMissingSince = null;
         latch.start();
     }
 
@@ -347,6 +291,7 @@ final class DefaultAttempt implements Attempt {
         if (name.isEmpty() || name.length() > MAX_CHECKPOINT_NAME) {
             throw new IllegalArgumentException("name: a checkpoint name has 1 to " + MAX_CHECKPOINT_NAME + " characters");
         }
+        Records.requireWellFormed("name", name);
         if (phase == Phase.STOPPED) {
             return decision;
         }
@@ -354,19 +299,24 @@ final class DefaultAttempt implements Attempt {
         Decision.Stop stop = connectionStop();
         if (stop == null) {
             Records.Scope renewed = new Records.Scope(leasedScope.opened(), leasedScope.at(),
-                    new Records.Lease(actor, leasedScope.lease().session(), leasedScope.lease().latchNode(),
+                    new Records.Lease(actor, leasedScope.lease().session(), leaseNode,
                             gate.clock.millis() + gate.leaseTtl.toMillis()), false);
             try {
-                token = gate.protocol.writeLease(scopePath, token.version(), renewed);
-                leasedScope = renewed;
-                checkpoints.add(name);
-                decision = new Decision.Proceed(view.scope(), token);
-                LOG.debug("oncegate [key={} scope={} task={}] checkpoint {} passed, token {}",
-                        key.key(), view.scope(), gate.taskId, name, token);
-                return decision;
-            } catch (KeeperException.BadVersionException e) {
-                gate.metrics.fenced("checkpoint");
-                stop = fencedStop("checkpoint " + name);
+                ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, token.version(), renewed, leaseNode);
+                if (write.written()) {
+                    token = write.token();
+                    leasedScope = renewed;
+                    stop = rollbackStop();
+                    if (stop == null) {
+                        checkpoints.add(name);
+                        decision = new Decision.Proceed(view.scope(), token);
+                        LOG.debug("oncegate [key={} scope={} task={}] checkpoint {} passed, token {}",
+                                key.key(), view.scope(), gate.taskId, name, token);
+                        return decision;
+                    }
+                } else {
+                    stop = leaseRefused(write.refusal(), "checkpoint " + name);
+                }
             } catch (InterruptedException e) {
                 throw e;
             } catch (Exception e) {
@@ -375,6 +325,29 @@ final class DefaultAttempt implements Attempt {
         }
         stopExecutor(stop);
         return stop;
+    }
+
+    private Decision.Stop leaseRefused(ScopeProtocol.LeaseRefusal refusal, String during) {
+        return switch (refusal) {
+            case VERSION_MOVED -> {
+                gate.metrics.fenced("checkpoint");
+                yield fencedStop(during);
+            }
+            case ELECTION_NODE_GONE -> electionNodeGone(during);
+            case SCOPE_GONE -> scopeGone(during);
+        };
+    }
+
+    private Decision.Stop electionNodeGone(String during) {
+        return new Decision.StopUnavailable(StopReason.CONNECTION_LOST, Evidence.of(leaseNode, view.scope(),
+                "this executor's election node is gone at " + during + " (its session ended, or the key was deleted"
+                        + " and recreated): its lease is void; enter again"));
+    }
+
+    private Decision.Stop scopeGone(String during) {
+        return new Decision.StopUnavailable(StopReason.UNREADABLE_RECORD, Evidence.of(scopePath, view.scope(),
+                "the scope znode is gone at " + during + ": the key's history was deleted; nothing was armed."
+                        + " An operator must check what was delivered"));
     }
 
     // ---- crossing: PROCEEDING → ARMED → DONE, or STOPPED -------------------------------------
@@ -386,32 +359,32 @@ final class DefaultAttempt implements Attempt {
         }
         requirePhase(Phase.PROCEEDING, "cross");
         Decision.Stop stop = connectionStop();
-        int armedVersion = -1;
+        if (stop == null && (gate.isClosed() || gate.client.getState() != CuratorFrameworkState.STARTED)) {
+            stop = new Decision.StopUnavailable(StopReason.CONNECTION_LOST, Evidence.of(scopePath, view.scope(),
+                    "the gate or its ZooKeeper client was closed before arming; nothing was armed"));
+        }
+        if (stop == null && Thread.interrupted()) {
+            // Checked right before the write is sent: an interrupted thread would have ZooKeeper
+            // queue the multi and throw at once, leaving the scope armed and the action never run.
+            stopExecutor(new Decision.StopUnavailable(StopReason.INTERRUPTED, Evidence.of(scopePath, view.scope(),
+                    "interrupted before the arming write was sent: nothing was armed and the lease was released")));
+            Thread.currentThread().interrupt();
+            throw new InterruptedException("interrupted before arming scope " + view.scope() + " of key " + key.key()
+                    + ": nothing was armed, the lease was released");
+        }
+        ScopeProtocol.Arming arming = null;
         if (stop == null) {
             Records.Scope armedScope = new Records.Scope(leasedScope.opened(), leasedScope.at(), leasedScope.lease(), true);
             Records.Armed armed = new Records.Armed(actor, leasedScope.lease().session(), token,
                     List.copyOf(checkpoints), gate.clock.instant());
             try {
-                armedVersion = gate.protocol.arm(scopePath, token, armedScope, armed);
-            } catch (KeeperException.BadVersionException e) {
-                gate.metrics.fenced("arm");
-                stop = fencedStop("arming");
-            } catch (KeeperException.ConnectionLossException | KeeperException.SessionExpiredException
-                     | KeeperException.OperationTimeoutException | KeeperException.SessionMovedException e) {
-                stop = new Decision.StopUnavailable(StopReason.WRITE_RESULT_UNKNOWN, Evidence.of(scopePath, view.scope(),
-                        "the arming write's result is unknown (" + e.code() + "); it counts as armed and the action"
-                                + " was not invoked; `oncegate inspect` shows whether the scope was armed"));
-            } catch (KeeperException.NoNodeException e) {
-                stop = new Decision.StopUnavailable(StopReason.NAMESPACE_NOT_INITIALISED, Evidence.of(e.getPath() != null
-                        ? e.getPath() : scopePath, view.scope(), "the namespace's genesis or the scope vanished before"
-                        + " arming: the ZooKeeper data was lost or replaced; nothing was armed"));
-            } catch (InterruptedException e) {
-                stop = new Decision.StopUnavailable(StopReason.WRITE_RESULT_UNKNOWN, Evidence.of(scopePath, view.scope(),
-                        "interrupted during the arming write; it counts as armed and the action was not invoked"));
-                stopExecutor(stop);
-                throw e;
+                arming = protocol.arm(scopePath, token, leaseNode, gate.genesisId(), armedScope, armed, armReplyBound());
+                stop = armingStop(arming);
             } catch (Exception e) {
-                stop = failClosed(e, scopePath);
+                stop = e instanceof KeeperException.ConnectionLossException || e instanceof CuratorConnectionLossException
+                        ? new Decision.StopUnavailable(StopReason.WRITE_RESULT_UNKNOWN, Evidence.of(scopePath, view.scope(),
+                        "the arming write could not be sent (" + e + "); nothing was invoked"))
+                        : failClosed(e, scopePath);
             }
         }
         if (stop != null) {
@@ -419,47 +392,104 @@ final class DefaultAttempt implements Attempt {
             return new Crossing.Refused(stop);
         }
         phase = Phase.ARMED;
-        LOG.info("oncegate [key={} scope={} task={}] armed with token {}; invoking the action",
-                key.key(), view.scope(), gate.taskId, token);
-        return invokeAndRecord(action, armedVersion);
+        if (arming.interrupted()) {
+            LOG.info("oncegate [key={} scope={} task={}] armed with token {}, but interrupted meanwhile: the action"
+                    + " is not invoked and the scope is recorded not_sent", key.key(), view.scope(), gate.taskId, token);
+        } else {
+            LOG.info("oncegate [key={} scope={} task={}] armed with token {}; invoking the action",
+                    key.key(), view.scope(), gate.taskId, token);
+        }
+        return invokeAndRecord(action, arming.armedVersion(), arming.interrupted());
     }
 
-    /** The action, exactly once, then the outcome multi. */
-    private Crossing invokeAndRecord(BoundaryAction action, int armedVersion) {
+    /** How long the arming write may wait for its reply: well past the session timeout. */
+    private Duration armReplyBound() throws Exception {
+        int session = gate.client.getZookeeperClient().getZooKeeper().getSessionTimeout();
+        return Duration.ofMillis(Math.max(10_000L, 2L * session + gate.connectTimeout.toMillis()));
+    }
+
+    /** The stop an arming refusal means, or null when armed. */
+    private Decision.Stop armingStop(ScopeProtocol.Arming arming) {
+        if (arming.armed()) {
+            return null;
+        }
+        return switch (arming.refusal()) {
+            case RESULT_UNKNOWN -> new Decision.StopUnavailable(StopReason.WRITE_RESULT_UNKNOWN, Evidence.of(scopePath,
+                    view.scope(), "the arming write's result is unknown (" + arming.code() + "); it counts as armed and"
+                            + " the action was not invoked; `oncegate inspect` shows whether the scope was armed"));
+            case NAMESPACE_REPLACED -> new Decision.StopUnavailable(StopReason.NAMESPACE_REPLACED, Evidence.of(
+                    Layout.genesisMarker(gate.protocol.namespace(), gate.genesisId()), view.scope(),
+                    "the namespace's genesis " + gate.genesisId() + " is gone: its data was wiped or re-initialised"
+                            + " since this executor took its lease; nothing was armed"));
+            case ELECTION_NODE_GONE -> electionNodeGone("arming");
+            case FENCED -> {
+                gate.metrics.fenced("arm");
+                yield fencedStop("arming");
+            }
+            case SCOPE_GONE -> scopeGone("arming");
+            case ERROR -> arming.code() == KeeperException.Code.NOAUTH
+                    ? new Decision.StopUnavailable(StopReason.PERMISSION_DENIED, Evidence.of(scopePath, view.scope(),
+                    "ZooKeeper refused the arming write (NoAuth); nothing was armed"))
+                    : new Decision.StopUnavailable(StopReason.ZOOKEEPER_ERROR, Evidence.of(scopePath, view.scope(),
+                    "ZooKeeper refused the arming write (" + arming.code() + "); nothing was armed"));
+        };
+    }
+
+    /**
+     * The action, exactly once (or never, when interrupted while arming), then the outcome multi.
+     * Recorded even when interrupted: the outcome matters more than a prompt return.
+     */
+    private Crossing invokeAndRecord(BoundaryAction action, int armedVersion, boolean interruptedWhileArming) {
         Instant started = gate.clock.instant();
         Outcome outcome;
         String detail;
-        boolean interrupted = false;
-        try {
-            ActionResult result = action.deliver(new BoundaryAction.Context(key, view.scope(), token, gate.taskId));
-            if (result == null) {
-                outcome = Outcome.SEND_STATUS_UNKNOWN;
-                detail = "the action returned null instead of an ActionResult";
-            } else {
-                outcome = result.verified() ? Outcome.SENT_VERIFIED : Outcome.SEND_STATUS_UNKNOWN;
-                detail = result.detail();
-            }
-        } catch (ProvenNotSentException e) {
+        boolean interrupted = interruptedWhileArming;
+        if (interruptedWhileArming) {
+            Thread.interrupted(); // cleared for the outcome write, restored below
             outcome = Outcome.NOT_SENT;
-            detail = e.evidence();
-        } catch (InterruptedException e) {
-            interrupted = true;
-            outcome = Outcome.SEND_STATUS_UNKNOWN;
-            detail = "the action was interrupted";
-        } catch (Exception | Error e) {
-            outcome = Outcome.SEND_STATUS_UNKNOWN;
-            detail = "the action failed: " + e;
+            detail = "the executor's thread was interrupted while arming: the action was never invoked";
+        } else {
+            try {
+                ActionResult result = action.deliver(new BoundaryAction.Context(key, view.scope(), token, gate.taskId));
+                if (result == null) {
+                    outcome = Outcome.SEND_STATUS_UNKNOWN;
+                    detail = "the action returned null instead of an ActionResult";
+                } else {
+                    outcome = result.verified() ? Outcome.SENT_VERIFIED : Outcome.SEND_STATUS_UNKNOWN;
+                    detail = result.detail();
+                }
+            } catch (ProvenNotSentException e) {
+                outcome = Outcome.NOT_SENT;
+                detail = e.evidence();
+            } catch (InterruptedException e) {
+                interrupted = true;
+                outcome = Outcome.SEND_STATUS_UNKNOWN;
+                detail = "the action was interrupted";
+            } catch (Exception | Error e) {
+                outcome = Outcome.SEND_STATUS_UNKNOWN;
+                detail = "the action failed: " + e;
+            }
         }
         Duration boundary = Duration.between(started, gate.clock.instant());
-        // Record even when interrupted: the outcome matters more than a prompt return.
         interrupted |= Thread.interrupted();
         boolean recorded = false;
         Records.OutcomeRecord record = new Records.OutcomeRecord(outcome, detail, actor, token, gate.clock.instant());
         try {
-            recorded = gate.protocol.recordOutcome(keyPath, view.scope(), armedVersion, record);
-            if (!recorded) {
-                LOG.error("oncegate [key={} scope={} task={}] another outcome is already recorded for this scope;"
-                        + " ours ({}) was not written", key.key(), view.scope(), gate.taskId, outcome.wireName());
+            ScopeProtocol.OutcomeWrite write = protocol.recordOutcome(keyPath, view.scope(), armedVersion,
+                    Layout.armed(scopePath, actor.attempt()), record);
+            recorded = write == ScopeProtocol.OutcomeWrite.RECORDED;
+            switch (write) {
+                case RECORDED -> { }
+                case ANOTHER_OUTCOME -> LOG.error("oncegate [key={} scope={} task={}] another outcome is already recorded"
+                        + " for this scope; ours ({}) was not written", key.key(), view.scope(), gate.taskId, outcome.wireName());
+                case ARMED_RECORD_GONE, SCOPE_CHANGED -> {
+                    gate.metrics.fenced("outcome");
+                    LOG.error("oncegate [key={} scope={} task={}] outcome {} NOT recorded: {} since this executor armed"
+                                    + " it; an operator must check the key (`oncegate inspect`)", key.key(), view.scope(),
+                            gate.taskId, outcome.wireName(), write == ScopeProtocol.OutcomeWrite.ARMED_RECORD_GONE
+                                    ? "its armed record is gone (the key was deleted, maybe recreated)"
+                                    : "the scope znode was rewritten");
+                }
             }
         } catch (Exception e) {
             if (e instanceof InterruptedException) {
@@ -510,7 +540,7 @@ final class DefaultAttempt implements Attempt {
     /** The token no longer matches: say who holds the scope now. */
     private Decision.Stop fencedStop(String during) {
         try {
-            ScopeView now = gate.protocol.readScope(keyPath, view.scope(), null);
+            ScopeView now = protocol.readScope(keyPath, view.scope(), null);
             return switch (now.state()) {
                 case SENT_VERIFIED -> new Decision.StopSent(StopReason.SENT_VERIFIED, now.evidence("fenced during " + during));
                 case SEND_STATUS_UNKNOWN, ARMED -> new Decision.StopUnknown(
@@ -532,6 +562,9 @@ final class DefaultAttempt implements Attempt {
 
     /** Maps any failure to reach or understand ZooKeeper to {@code stop_unavailable}. */
     private Decision.StopUnavailable failClosed(Throwable e, String path) {
+        if (e instanceof StopException s) {
+            return s.stop();
+        }
         String where = path != null ? path : keyPath;
         int scope = view != null ? view.scope() : -1;
         StopReason reason;
@@ -592,17 +625,17 @@ final class DefaultAttempt implements Attempt {
         decide(stop, null);
     }
 
-    /** {@code setData(scope, no lease, token)}: lets the next contender proceed at once. */
+    /** {@code multi(check electionNode, setData(scope, no lease, token))}: lets the next contender proceed at once. */
     private void releaseLease(boolean countFenced) {
         if (leasedScope == null) {
             return;
         }
         Records.Scope released = new Records.Scope(leasedScope.opened(), leasedScope.at(), null, false);
         try {
-            gate.protocol.writeLease(scopePath, token.version(), released);
-            LOG.info("oncegate [key={} scope={} task={}] released the lease without arming", key.key(), view.scope(), gate.taskId);
-        } catch (KeeperException.BadVersionException e) {
-            if (countFenced) {
+            ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, token.version(), released, leaseNode);
+            if (write.written()) {
+                LOG.info("oncegate [key={} scope={} task={}] released the lease without arming", key.key(), view.scope(), gate.taskId);
+            } else if (countFenced && write.refusal() == ScopeProtocol.LeaseRefusal.VERSION_MOVED) {
                 gate.metrics.fenced("release");
             }
         } catch (InterruptedException e) {
@@ -627,8 +660,21 @@ final class DefaultAttempt implements Attempt {
         }
         phase = Phase.CLOSED;
         closeLatch();
-        watching.removeWatchers();
+        forgetWatches();
         gate.forget(this);
+    }
+
+    /** Removes this attempt's watches, so a closed waiter leaves nothing on the server or in the client. */
+    private void forgetWatches() {
+        for (String path : watched) {
+            try {
+                protocol.forgetWatches(path);
+            } catch (Exception e) {
+                LOG.debug("oncegate [key={} task={}] could not remove the watches on {} ({}); they go when it changes",
+                        key.key(), gate.taskId, path, e.toString());
+            }
+        }
+        watched.clear();
     }
 
     private void closeLatch() {
@@ -726,13 +772,5 @@ final class DefaultAttempt implements Attempt {
             throw new IllegalStateException(operation + ": this attempt is " + phase.name().toLowerCase()
                     + ", not " + required.name().toLowerCase() + " (decision: " + (decision == null ? "none" : decision.kind()) + ")");
         }
-    }
-
-    private static Instant max(Instant a, Instant b) {
-        return a.isAfter(b) ? a : b;
-    }
-
-    private static Instant min(Instant a, Instant b) {
-        return a.isBefore(b) ? a : b;
     }
 }

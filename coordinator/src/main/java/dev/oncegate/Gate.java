@@ -58,10 +58,24 @@ public interface Gate extends AutoCloseable {
      * @return the namespace's genesis, and whether this call created it
      */
     static Initialization initialize(CuratorFramework client, String namespace) throws InterruptedException {
+        return initialize(client, namespace, ZxidMarks.inMemory());
+    }
+
+    /**
+     * {@link #initialize(CuratorFramework, String)}, recording the genesis in {@code marks} (and
+     * flushing them), so a later rollback of this namespace is caught by this host.
+     */
+    static Initialization initialize(CuratorFramework client, String namespace, ZxidMarks marks) throws InterruptedException {
         Objects.requireNonNull(client, "client");
-        ScopeProtocol protocol = new ScopeProtocol(client, Layout.checkNamespace(namespace), Clock.systemUTC());
+        Objects.requireNonNull(marks, "marks");
+        String ns = Layout.checkNamespace(namespace);
+        java.util.concurrent.atomic.AtomicLong seen = new java.util.concurrent.atomic.AtomicLong();
+        ScopeProtocol protocol = new ScopeProtocol(client, ns, Clock.systemUTC(), z -> seen.accumulateAndGet(z, Math::max));
         try {
             ScopeProtocol.GenesisResult result = protocol.createGenesis();
+            protocol.readGenesis(); // the genesis write's zxid, for the marks
+            marks.observe(ns, result.genesis().id(), seen.get());
+            marks.flush();
             return new Initialization(result.genesis(), result.created());
         } catch (InterruptedException e) {
             throw e;
@@ -105,10 +119,42 @@ public interface Gate extends AutoCloseable {
      */
     KeyHistory inspect(String key) throws InterruptedException;
 
+    /**
+     * Writes an operator's authorization to redeliver the key once more: the record
+     * {@code KEY/authorizations/after-<n>} for the key's consumed latest scope {@code n}, the same
+     * record as the zkCli recipe {@code create KEY/authorizations/after-<n> '{"by":…,"reason":…}'}.
+     * It opens scope {@code n + 1} once, for one executor, and is never honoured for a later scope.
+     * One authorization per consumed scope: when {@code after-<n>} exists already (a second
+     * operator, a pasted recipe), nothing is written and the existing one is returned with
+     * {@code created == false}; a create retried after a lost reply recognises itself.
+     *
+     * @param by     who authorizes (recorded)
+     * @param reason why a new delivery is justified (recorded)
+     * @throws IllegalArgumentException when the key does not exist or is not consumed
+     *                                  ({@code sent_verified}, {@code send_status_unknown} or armed without outcome)
+     * @throws OncegateException        when ZooKeeper cannot be read or written
+     */
+    Authorization authorize(String key, String by, String reason) throws InterruptedException;
+
+    /**
+     * The result of {@link #authorize}.
+     *
+     * @param path    the authorization's znode, {@code KEY/authorizations/after-<n>}
+     * @param after   the consumed scope it redelivers after
+     * @param created whether this call wrote it (false: one existed, and nothing was written)
+     * @param by      who authorized (the existing record's author when not created)
+     * @param reason  why (the existing record's when not created)
+     * @param status  what the authorization does now: {@code unused} (the next contender opens scope
+     *                {@code after + 1} with it), {@code used}, {@code stale}, {@code premature} or
+     *                {@code unreadable} (see {@link KeyHistory.AuthorizationRecord#status()})
+     */
+    record Authorization(String path, int after, boolean created, String by, String reason, String status) {
+    }
+
     /** The namespace this gate works in. */
     String namespace();
 
-    /** Stops listening to the client. Attempts still open keep working until closed. */
+    /** Stops listening to the client and flushes its {@link ZxidMarks}. Attempts still open keep working until closed. */
     @Override
     void close();
 
@@ -128,6 +174,7 @@ public interface Gate extends AutoCloseable {
         private String taskId;
         private String host;
         private Boolean initializeNamespace;
+        private ZxidMarks zxidMarks;
 
         private Builder(CuratorFramework client) {
             this.client = Objects.requireNonNull(client, "client");
@@ -186,6 +233,7 @@ public interface Gate extends AutoCloseable {
             if (taskId.isEmpty() || taskId.length() > 256) {
                 throw new IllegalArgumentException("taskId: must be 1 to 256 characters, got " + taskId.length());
             }
+            Records.requireWellFormed("taskId", taskId);
             this.taskId = taskId;
             return this;
         }
@@ -197,6 +245,7 @@ public interface Gate extends AutoCloseable {
             if (host.isEmpty() || host.length() > 256) {
                 throw new IllegalArgumentException("host: must be 1 to 256 characters");
             }
+            Records.requireWellFormed("host", host);
             this.host = host;
             return this;
         }
@@ -209,6 +258,18 @@ public interface Gate extends AutoCloseable {
         public Builder initializeNamespace(boolean initialize) {
             once(this.initializeNamespace, "initializeNamespace");
             this.initializeNamespace = initialize;
+            return this;
+        }
+
+        /**
+         * Where the gate remembers the highest zxid it has seen for its namespace, to catch an
+         * ensemble rolled back to an older snapshot ({@link ZxidMarks}); default
+         * {@link ZxidMarks#inMemory()}. Pass {@link ZxidMarks#file} to share the marks with the other
+         * processes of this host. The gate flushes them when it closes.
+         */
+        public Builder zxidMarks(ZxidMarks marks) {
+            once(this.zxidMarks, "zxidMarks");
+            this.zxidMarks = Objects.requireNonNull(marks, "zxidMarks");
             return this;
         }
 
@@ -236,7 +297,7 @@ public interface Gate extends AutoCloseable {
                     leaseTtl != null ? leaseTtl : Duration.ofSeconds(30),
                     connectTimeout != null ? connectTimeout : Duration.ofSeconds(15),
                     taskId != null ? taskId : h + ":" + pid, h, pid,
-                    Boolean.TRUE.equals(initializeNamespace));
+                    Boolean.TRUE.equals(initializeNamespace), zxidMarks != null ? zxidMarks : ZxidMarks.inMemory());
         }
 
         private static void once(Object current, String field) {

@@ -89,8 +89,8 @@ final class GateMetrics {
             case SEND_STATUS_UNKNOWN, ARMED_WITHOUT_OUTCOME -> "stop_unknown";
             case EXECUTOR_ACTIVE, WAIT_EXPIRED, FENCED -> "stop_busy";
             case ZOOKEEPER_UNREACHABLE, CONNECTION_LOST, UNREADABLE_RECORD, PERMISSION_DENIED,
-                    NAMESPACE_NOT_INITIALISED, NAMESPACE_REPLACED, WRITE_RESULT_UNKNOWN, ZOOKEEPER_ERROR ->
-                    "stop_unavailable";
+                    NAMESPACE_NOT_INITIALISED, NAMESPACE_REPLACED, ZOOKEEPER_ROLLED_BACK, WRITE_RESULT_UNKNOWN,
+                    INTERRUPTED, ZOOKEEPER_ERROR -> "stop_unavailable";
         };
     }
 

@@ -6,14 +6,21 @@ import org.apache.curator.utils.PathUtils;
  * The ZooKeeper layout of SPEC §6, as paths. Stateless and thread-safe.
  *
  * <pre>
- * NS/genesis                      namespace identity
+ * NS/genesis                      namespace identity (random id, created)
+ * NS/genesis/ID                   the same id as a path, for the multis to check (a re-initialised
+ *                                 namespace has another id, so a stale executor's write fails)
  * NS/keys/K0K1/K2K3/KEY           key record
- * KEY/authorizations/auth-N       operator redelivery records
+ * KEY/authorizations/after-N      operator redelivery record for the consumed scope N
  * KEY/N                           scope N; its data holds the lease, its version is the fencing token
  * KEY/N/latch/...                 Curator LeaderLatch (container parent)
- * KEY/N/armed                     immutable arming record
+ * KEY/N/armed-ATTEMPT             immutable arming record, named by the attempt that armed
  * KEY/N/outcome                   immutable outcome record
  * </pre>
+ *
+ * <p>ZooKeeper checks versions only, and a recreated znode restarts at version 0: a version alone
+ * cannot tell two incarnations of a path apart. So every executor write also checks a path that
+ * exists only in the incarnation it was issued for: its own election node (lease writes and
+ * arming), the genesis id (arming, key creation) and its own armed record (the outcome).
  */
 final class Layout {
 
@@ -21,7 +28,10 @@ final class Layout {
     static final String KEYS = "keys";
     static final String AUTHORIZATIONS = "authorizations";
     static final String LATCH = "latch";
-    static final String ARMED = "armed";
+    /** Prefix of the armed record's name; the attempt id follows. */
+    static final String ARMED_PREFIX = "armed-";
+    /** Prefix of an authorization's name; the consumed scope it follows comes after it. */
+    static final String AFTER_PREFIX = "after-";
     static final String OUTCOME = "outcome";
 
     private Layout() {
@@ -51,6 +61,11 @@ final class Layout {
         return ns + "/" + GENESIS;
     }
 
+    /** The genesis id as a path: checked by the multis that must not land in a re-initialised namespace. */
+    static String genesisMarker(String ns, String genesisId) {
+        return genesis(ns) + "/" + genesisId;
+    }
+
     static String keys(String ns) {
         return ns + "/" + KEYS;
     }
@@ -75,8 +90,19 @@ final class Layout {
         return scopePath + "/" + LATCH;
     }
 
-    static String armed(String scopePath) {
-        return scopePath + "/" + ARMED;
+    /** The authorization that redelivers after the consumed scope {@code n}. */
+    static String authorization(String keyPath, int n) {
+        return authorizations(keyPath) + "/" + AFTER_PREFIX + n;
+    }
+
+    /** The scope an authorization's name redelivers after, or -1 when the name is not {@code after-<n>}. */
+    static int authorizedAfter(String name) {
+        return name.startsWith(AFTER_PREFIX) ? scopeNumber(name.substring(AFTER_PREFIX.length())) : -1;
+    }
+
+    /** The armed record of the attempt that armed the scope. */
+    static String armed(String scopePath, String attempt) {
+        return scopePath + "/" + ARMED_PREFIX + attempt;
     }
 
     static String outcome(String scopePath) {

@@ -1,5 +1,6 @@
 package dev.oncegate;
 
+import java.security.SecureRandom;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
@@ -20,7 +21,53 @@ final class Records {
 
     static final int SCHEMA = 1;
 
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final char[] HEX = "0123456789abcdef".toCharArray();
+
     private Records() {
+    }
+
+    /** {@code text} with every unpaired surrogate replaced by U+FFFD (null stays null). */
+    static String wellFormed(String text) {
+        if (text == null) {
+            return null;
+        }
+        StringBuilder out = null;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            boolean paired = Character.isHighSurrogate(c) ? i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))
+                    : !Character.isLowSurrogate(c) || i > 0 && Character.isHighSurrogate(text.charAt(i - 1));
+            if (!paired && out == null) {
+                out = new StringBuilder(text.length()).append(text, 0, i);
+            }
+            if (out != null) {
+                out.append(paired ? c : '\uFFFD');
+            }
+        }
+        return out == null ? text : out.toString();
+    }
+
+    /** Refuses text with an unpaired surrogate (no UTF-8 form): {@code IllegalArgumentException} naming {@code field}. */
+    static String requireWellFormed(String field, String text) {
+        if (!wellFormed(text).equals(text)) {
+            throw new IllegalArgumentException(field + ": contains an unpaired surrogate, which has no UTF-8 form");
+        }
+        return text;
+    }
+
+    /**
+     * A new attempt id: 64 random bits as 16 hex characters. It names the attempt's armed record
+     * ({@code armed-<attempt>}), so it must never repeat within a scope; it is also how a retried
+     * write recognises itself.
+     */
+    static String newAttemptId() {
+        long bits = RANDOM.nextLong();
+        char[] out = new char[16];
+        for (int i = 15; i >= 0; i--) {
+            out[i] = HEX[(int) (bits & 0xf)];
+            bits >>>= 4;
+        }
+        return new String(out);
     }
 
     /** Who is acting: identifies one attempt of one task in one process. */
@@ -42,10 +89,26 @@ final class Records {
     record Armed(Actor by, String session, FencingToken token, List<String> checkpoints, Instant at) {
     }
 
+    /**
+     * The outcome record. {@code detail} is free text from the action (a receipt, an exception's
+     * message): unpaired surrogates, which have no UTF-8 form, become U+FFFD, so that a strange
+     * receipt can never keep a verified outcome from being recorded.
+     */
     record OutcomeRecord(Outcome outcome, String detail, Actor by, FencingToken token, Instant at) {
+        OutcomeRecord {
+            detail = wellFormed(detail);
+        }
     }
 
     record KeyRecord(String provider, String identity, String destination, String sha256, Instant created) {
+    }
+
+    /**
+     * An operator's redelivery authorization. The zkCli recipe writes only {@code by} and
+     * {@code reason}; {@code oncegate authorize} also writes who ran it and its attempt id (so a
+     * create retried after a lost reply recognises itself). Absent fields are null.
+     */
+    record Authorization(String by, String reason, Instant at, String host, Long pid, String attempt) {
     }
 
     // ---- encoding ----------------------------------------------------------------------
@@ -109,6 +172,17 @@ final class Records {
         return Json.encode(m);
     }
 
+    static byte[] authorization(Authorization a) {
+        Map<String, Object> m = base();
+        m.put("by", a.by());
+        m.put("reason", a.reason());
+        m.put("at", a.at().toString());
+        m.put("host", a.host());
+        m.put("pid", a.pid());
+        m.put("attempt", a.attempt());
+        return Json.encode(m);
+    }
+
     private static Map<String, Object> base() {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("v", SCHEMA);
@@ -152,6 +226,9 @@ final class Records {
         } else if (!m.containsKey("holder")) {
             throw new UnreadableRecordException(path, "field 'holder' is missing");
         }
+        if (Boolean.TRUE.equals(armed) && lease == null) {
+            throw new UnreadableRecordException(path, "the scope says armed but names no holder (whose armed record?)");
+        }
         return new Scope(string(path, m, "opened"), instant(path, m, "at"), lease, Boolean.TRUE.equals(armed));
     }
 
@@ -184,17 +261,28 @@ final class Records {
                 token(path, m), instant(path, m, "at"));
     }
 
-    /** Authorizations are written by hand from zkCli: only {@code by} and {@code reason} are required. */
-    static Map<String, Object> decodeAuthorization(String path, byte[] data) {
+    /**
+     * Authorizations are written by hand from zkCli: only {@code by} and {@code reason} (non-blank
+     * strings) are required, and no schema version; the fields {@code oncegate authorize} adds are
+     * checked when present.
+     */
+    static Authorization decodeAuthorization(String path, byte[] data) {
         Map<String, Object> m;
         try {
             m = Json.decodeObject(data);
         } catch (IllegalArgumentException e) {
             throw new UnreadableRecordException(path, e.getMessage());
         }
-        string(path, m, "by");
-        string(path, m, "reason");
-        return m;
+        String by = string(path, m, "by");
+        String reason = string(path, m, "reason");
+        if (by.isBlank() || reason.isBlank()) {
+            throw new UnreadableRecordException(path, "'by' and 'reason' must name who authorized and why");
+        }
+        Instant at = m.containsKey("at") ? instant(path, m, "at") : null;
+        String host = m.containsKey("host") ? string(path, m, "host") : null;
+        Long pid = m.containsKey("pid") ? number(path, m, "pid") : null;
+        String attempt = m.containsKey("attempt") ? string(path, m, "attempt") : null;
+        return new Authorization(by, reason, at, host, pid, attempt);
     }
 
     /** Any record as a JSON tree, for inspection. */

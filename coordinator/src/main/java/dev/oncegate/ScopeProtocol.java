@@ -3,19 +3,25 @@ package dev.oncegate;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongConsumer;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 
 /**
@@ -24,33 +30,56 @@ import org.apache.zookeeper.data.Stat;
  * {@code setData}/{@code check}); the fencing token is the scope znode's version and is never
  * -1. Stateless apart from its collaborators; thread-safe.
  *
+ * <h2>Incarnations</h2>
+ * ZooKeeper compares versions only, and a deleted and recreated znode starts again at version 0:
+ * after an operator's {@code deleteall} of a key, or a namespace wiped and re-initialised, an
+ * executor's old token can match the new znode. So each executor write also checks a path that
+ * exists only in the incarnation the write was decided in: the executor's own election node
+ * (created under the scope before the read that the lease CAS relies on, and gone with the scope),
+ * the namespace's genesis id, and for the outcome the executor's own armed record.
+ *
  * <h2>Writes, in protocol order</h2>
  * <ol>
- *   <li>{@link #createGenesis}: {@code create NS/genesis} once.</li>
- *   <li>{@link #ensureKey}: {@code multi(create KEY, create KEY/authorizations, create KEY/0)}.</li>
- *   <li>{@link #takeLease} / {@link #renewLease} / {@link #releaseLease}: {@code setData(scope, v)}.</li>
- *   <li>{@link #arm}: {@code multi(check genesis v0, setData(scope armed, v), create armed)}, sent
- *       once on the raw ZooKeeper handle, never retried: a connection loss here counts as armed.</li>
- *   <li>{@link #recordOutcome}: {@code multi(check(scope, v+1), create outcome [, create KEY/n+1])},
- *       retried by Curator; a retry that finds the outcome recognises its own attempt id.</li>
- *   <li>{@link #openAuthorizedScope}: {@code create KEY/n+1} naming the authorization it uses.</li>
+ *   <li>{@link #createGenesis}: {@code multi(create NS/genesis, create NS/genesis/ID)} once.</li>
+ *   <li>{@link #ensureKey}: {@code multi(check NS/genesis/ID, create KEY, create KEY/authorizations, create KEY/0)}.</li>
+ *   <li>{@link #writeLease}: {@code multi(check ELECTION-NODE, setData(scope, v))} to take, renew or release.</li>
+ *   <li>{@link #arm}: {@code multi(check NS/genesis/ID, check ELECTION-NODE, setData(scope armed, v),
+ *       create armed-ATTEMPT)}, sent once on the raw ZooKeeper handle, never retried: a connection
+ *       loss here counts as armed.</li>
+ *   <li>{@link #recordOutcome}: {@code multi(check armed-ATTEMPT, check(scope, v+1), create outcome
+ *       [, create KEY/n+1])}, retried by Curator; a retry that finds the outcome recognises its own attempt id.</li>
+ *   <li>{@link #authorize}: {@code create KEY/authorizations/after-n} (an operator's).</li>
+ *   <li>{@link #openAuthorizedScope}: {@code multi(check after-n, check(scope n, v), create KEY/n+1)}.</li>
  * </ol>
  * Permanent records are plain persistent znodes: never TTL, ephemeral or container children.
+ * Every zxid a read or write reveals goes to the rollback witness.
  */
 final class ScopeProtocol {
 
     private final CuratorFramework client;
     private final String namespace;
     private final Clock clock;
+    private final LongConsumer zxids;
 
-    ScopeProtocol(CuratorFramework client, String namespace, Clock clock) {
+    /**
+     * @param zxids told every zxid a read or write reveals (a lower bound of the ensemble's
+     *              progress), for rollback detection
+     */
+    ScopeProtocol(CuratorFramework client, String namespace, Clock clock, LongConsumer zxids) {
         this.client = client;
         this.namespace = namespace;
         this.clock = clock;
+        this.zxids = zxids;
     }
 
     String namespace() {
         return namespace;
+    }
+
+    private void saw(Stat stat) {
+        if (stat != null) {
+            zxids.accept(Math.max(stat.getMzxid(), Math.max(stat.getPzxid(), stat.getCzxid())));
+        }
     }
 
     // ---- namespace ------------------------------------------------------------------------
@@ -59,28 +88,57 @@ final class ScopeProtocol {
     Optional<Genesis> readGenesis() throws Exception {
         String path = Layout.genesis(namespace);
         try {
-            return Optional.of(Records.decodeGenesis(path, client.getData().forPath(path)));
+            Stat stat = new Stat();
+            Genesis genesis = Records.decodeGenesis(path, client.getData().storingStatIn(stat).forPath(path));
+            saw(stat);
+            return Optional.of(genesis);
         } catch (KeeperException.NoNodeException e) {
             return Optional.empty();
         }
     }
 
-    /** {@code create NS/genesis} (parents persistent); an existing genesis is kept and returned. */
+    /** {@code exists NS/genesis/ID}: whether the genesis carries its id as a path (namespaces from before 0.2 do not). */
+    boolean genesisMarkerExists(String genesisId) throws Exception {
+        return client.checkExists().forPath(Layout.genesisMarker(namespace, genesisId)) != null;
+    }
+
+    /**
+     * {@code multi(create NS/genesis, create NS/genesis/ID)} (the namespace's parents persistent);
+     * an existing genesis is kept and returned, and given its id marker when it lacks one.
+     */
     GenesisResult createGenesis() throws Exception {
-        String path = Layout.genesis(namespace);
         Optional<Genesis> existing = readGenesis();
         if (existing.isPresent()) {
+            addMarker(existing.get());
             return new GenesisResult(existing.get(), false);
         }
         Genesis genesis = new Genesis(java.util.UUID.randomUUID().toString(), clock.instant());
+        String path = Layout.genesis(namespace);
+        if (client.checkExists().forPath(namespace) == null) {
+            try {
+                client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(namespace);
+            } catch (KeeperException.NodeExistsException raced) {
+                // created concurrently
+            }
+        }
         try {
-            client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT)
-                    .forPath(path, Records.genesis(genesis));
+            client.transaction().forOperations(
+                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(path, Records.genesis(genesis)),
+                    client.transactionOp().create().withMode(CreateMode.PERSISTENT)
+                            .forPath(Layout.genesisMarker(namespace, genesis.id()), new byte[0]));
             return new GenesisResult(genesis, true);
         } catch (KeeperException.NodeExistsException e) {
             // Another init won the race (or our own create was applied before a lost reply).
             Genesis winner = readGenesis().orElseThrow(() -> e);
             return new GenesisResult(winner, winner.id().equals(genesis.id()));
+        }
+    }
+
+    private void addMarker(Genesis genesis) throws Exception {
+        try {
+            client.create().withMode(CreateMode.PERSISTENT).forPath(Layout.genesisMarker(namespace, genesis.id()), new byte[0]);
+        } catch (KeeperException.NodeExistsException present) {
+            // the usual case
         }
     }
 
@@ -91,13 +149,18 @@ final class ScopeProtocol {
 
     /**
      * {@code getData KEY}; when absent, {@code create} the bucket parents (persistent) and
-     * {@code multi(create KEY, create KEY/authorizations, create KEY/0)}. Read first, since failed
-     * creates are still logged transactions. Validates an existing key record against the key.
+     * {@code multi(check NS/genesis/ID, create KEY, create KEY/authorizations, create KEY/0)}: a
+     * key is never created in a namespace other than the one this gate started in. Read first,
+     * since failed creates are still logged transactions. Validates an existing key record.
+     *
+     * @throws StopException namespace_replaced when the genesis id is gone
      */
-    void ensureKey(EffectKey key) throws Exception {
+    void ensureKey(EffectKey key, String genesisId) throws Exception {
         String keyPath = Layout.keyPath(namespace, key.key());
         try {
-            checkKeyRecord(key, keyPath, client.getData().forPath(keyPath));
+            Stat stat = new Stat();
+            checkKeyRecord(key, keyPath, client.getData().storingStatIn(stat).forPath(keyPath));
+            saw(stat);
             return;
         } catch (KeeperException.NoNodeException absent) {
             // first contender for this effect: create it below
@@ -111,13 +174,29 @@ final class ScopeProtocol {
         Instant now = clock.instant();
         byte[] scope0 = Records.scope(new Records.Scope("initial", now, null, false));
         try {
-            client.transaction().forOperations(
+            saw(results(client.transaction().forOperations(
+                    client.transactionOp().check().withVersion(0).forPath(Layout.genesisMarker(namespace, genesisId)),
                     client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(keyPath, Records.key(key, now)),
                     client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(Layout.authorizations(keyPath), new byte[0]),
-                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(Layout.scope(keyPath, 0), scope0));
-        } catch (KeeperException.NodeExistsException raced) {
+                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(Layout.scope(keyPath, 0), scope0))));
+        } catch (KeeperException e) {
+            int failed = failedOp(e);
+            if (failed == 0) {
+                throw namespaceReplaced(genesisId, "creating key " + key.key());
+            }
+            if (!(e instanceof KeeperException.NodeExistsException)) {
+                throw e;
+            }
             checkKeyRecord(key, keyPath, client.getData().forPath(keyPath));
         }
+    }
+
+    private StopException namespaceReplaced(String genesisId, String during) {
+        String marker = Layout.genesisMarker(namespace, genesisId);
+        return new StopException(new Decision.StopUnavailable(StopReason.NAMESPACE_REPLACED, Evidence.of(marker, -1,
+                "namespace " + namespace + " no longer carries genesis " + genesisId + " (" + marker + " is gone) while "
+                        + during + ": its data was wiped or re-initialised; nothing was written. Restart the worker"
+                        + " once an operator has checked what was delivered")));
     }
 
     private static void checkKeyRecord(EffectKey key, String keyPath, byte[] data) {
@@ -146,8 +225,8 @@ final class ScopeProtocol {
     /**
      * Reads scope {@code n}: {@code exists outcome} (watched when a watcher is given, so a waiter
      * learns the outcome without becoming leader), {@code getData outcome} when present,
-     * {@code getData scope} (watched: lease changes and arming), and {@code getData armed} when
-     * the scope says armed and has no outcome yet (or always, for inspection).
+     * {@code getData scope} (watched: lease changes and arming), and {@code getData armed-ATTEMPT}
+     * when the scope says armed and has no outcome yet (or always, for inspection).
      *
      * @throws KeeperException.NoNodeException when the scope does not exist
      */
@@ -166,11 +245,13 @@ final class ScopeProtocol {
             byte[] bytes = client.getData().forPath(outcomePath);
             keep(raw, outcomePath, bytes);
             outcome = Records.decodeOutcome(outcomePath, bytes);
+            saw(outcomeStat);
         }
         Stat stat = new Stat();
         byte[] data = watcher == null || outcome != null
                 ? client.getData().storingStatIn(stat).forPath(scopePath)
                 : client.getData().storingStatIn(stat).usingWatcher(watcher).forPath(scopePath);
+        saw(stat);
         keep(raw, scopePath, data);
         Records.Scope scope = Records.decodeScope(scopePath, data);
         if (outcome != null && !scope.armed() && outcome.outcome() != Outcome.NOT_SENT) {
@@ -179,13 +260,14 @@ final class ScopeProtocol {
         // The armed record is evidence while no outcome exists; once one does, it is read only for inspection.
         Records.Armed armed = null;
         if (scope.armed() && (outcome == null || raw != null)) {
-            String armedPath = Layout.armed(scopePath);
+            String armedPath = Layout.armed(scopePath, scope.lease().holder().attempt());
             try {
                 byte[] bytes = client.getData().forPath(armedPath);
                 keep(raw, armedPath, bytes);
                 armed = Records.decodeArmed(armedPath, bytes);
             } catch (KeeperException.NoNodeException e) {
-                throw new UnreadableRecordException(scopePath, "the scope says armed but has no armed znode");
+                throw new UnreadableRecordException(scopePath, "the scope says armed by attempt "
+                        + scope.lease().holder().attempt() + " but has no " + armedPath);
             }
         }
         return new ScopeView(n, scopePath, scope, stat.getVersion(), stat.getMzxid(), armed, outcome);
@@ -197,122 +279,403 @@ final class ScopeProtocol {
         }
     }
 
+    /**
+     * {@code getData KEY/authorizations/after-n}: the operator's authorization to redeliver after
+     * scope {@code n}, if any. An unparsable one is reported, not thrown: the caller decides.
+     */
+    AuthorizationView readAuthorization(String keyPath, int n) throws Exception {
+        String path = Layout.authorization(keyPath, n);
+        Stat stat = new Stat();
+        byte[] data;
+        try {
+            data = client.getData().storingStatIn(stat).forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            return AuthorizationView.absent(path, n);
+        }
+        saw(stat);
+        try {
+            return AuthorizationView.present(path, n, stat, Records.decodeAuthorization(path, data));
+        } catch (UnreadableRecordException e) {
+            return AuthorizationView.unreadable(path, n, stat, e.getMessage());
+        }
+    }
+
+    /**
+     * {@code removeWatches(path, Any)} in the background: drops this session's watches on
+     * {@code path} at the server and in the client. ZooKeeper's per-watcher removal (what Curator's
+     * watcher-removing facade sends) only checks the server's watch and keeps it until the path
+     * changes, so a closed waiter's watch would stay on the server; this removes it. Another attempt
+     * of the same client watching the path gets a "watch removed" event, reads again and watches anew.
+     * Failures are harmless (the watch goes when the path changes or the session ends) and only logged.
+     */
+    void forgetWatches(String path) throws Exception {
+        client.watchers().removeAll().ofType(Watcher.WatcherType.Any).quietly()
+                .inBackground((c, event) -> {
+                    if (event.getResultCode() != KeeperException.Code.OK.intValue()
+                            && event.getResultCode() != KeeperException.Code.NOWATCHER.intValue()) {
+                        org.slf4j.LoggerFactory.getLogger(ScopeProtocol.class).debug(
+                                "could not remove the watches on {}: {}", path, KeeperException.Code.get(event.getResultCode()));
+                    }
+                }).forPath(path);
+    }
+
     /** {@code exists} on a latch node: whether a lease holder is still in the election. */
     boolean latchNodeExists(String latchNode) throws Exception {
         return client.checkExists().forPath(latchNode) != null;
     }
 
+    /**
+     * Whether ZooKeeper lets this identity join the election under {@code latchPath}, asked of
+     * ZooKeeper itself: {@code create} an ephemeral probe node there and {@code delete} it. Curator's
+     * LeaderLatch only logs a failed create, so a contender whose election node does not appear
+     * asks this instead of guessing from elapsed time (a blocked event thread delays the node too).
+     * The probe's name sorts after every election node, so it never takes the lead.
+     *
+     * @return false when the create was refused with NoAuth
+     */
+    boolean mayJoinElection(String latchPath, String attempt) throws Exception {
+        String probe = latchPath + "/" + attempt + "-latch-~probe";
+        try {
+            client.create().withMode(CreateMode.EPHEMERAL).forPath(probe);
+        } catch (KeeperException.NoAuthException denied) {
+            return false;
+        } catch (KeeperException.NodeExistsException leftOver) {
+            // an earlier probe of ours whose delete failed: permitted all the same
+        }
+        try {
+            client.delete().forPath(probe);
+        } catch (KeeperException.NoNodeException | KeeperException.NoAuthException e) {
+            // gone already, or deletes not permitted: it goes with the session
+        }
+        return true;
+    }
+
     // ---- lease ------------------------------------------------------------------------------
 
+    /** Why a lease write did not happen. */
+    enum LeaseRefusal {
+        /** Someone wrote the scope first (the caller was fenced, or lost a race). */
+        VERSION_MOVED,
+        /** The caller's election node is gone: its session ended, or the key was deleted (another incarnation). */
+        ELECTION_NODE_GONE,
+        /** The scope znode is gone. */
+        SCOPE_GONE
+    }
+
+    /** A lease write's result: the new token, or why there is none. */
+    record LeaseWrite(FencingToken token, LeaseRefusal refusal) {
+        boolean written() {
+            return token != null;
+        }
+    }
+
     /**
-     * {@code setData(scope, lease, version)}: takes, renews or releases the lease with a
-     * compare-and-set on the scope znode's version. Returns the new token. A retry after a
-     * connection loss that finds BadVersion re-reads: if the znode now holds exactly our lease
-     * at {@code version + 1}, the write was ours.
-     *
-     * @throws KeeperException.BadVersionException when someone else wrote the scope first (fenced)
+     * {@code multi(check(electionNode, 0), setData(scope, lease, version))}: takes, renews or
+     * releases the lease with a compare-and-set on the scope znode's version, in the incarnation
+     * of the scope that holds {@code electionNode}. A retry after a connection loss that finds
+     * BadVersion re-reads: if the znode now holds exactly our lease at {@code version + 1}, the
+     * write was ours.
      */
-    FencingToken writeLease(String scopePath, int expectedVersion, Records.Scope scope) throws Exception {
+    LeaseWrite writeLease(String scopePath, int expectedVersion, Records.Scope scope, String electionNode) throws Exception {
         byte[] data = Records.scope(scope);
         try {
-            Stat stat = client.setData().withVersion(expectedVersion).forPath(scopePath, data);
-            return new FencingToken(stat.getVersion(), stat.getMzxid());
-        } catch (KeeperException.BadVersionException e) {
+            List<CuratorTransactionResult> results = client.transaction().forOperations(
+                    client.transactionOp().check().withVersion(0).forPath(electionNode),
+                    client.transactionOp().setData().withVersion(expectedVersion).forPath(scopePath, data));
+            Stat stat = results.get(1).getResultStat();
+            saw(stat);
+            return new LeaseWrite(new FencingToken(stat.getVersion(), stat.getMzxid()), null);
+        } catch (KeeperException e) {
+            int failed = failedOp(e);
+            KeeperException.Code code = failedCode(e);
+            if (failed == 0 && code == KeeperException.Code.NONODE) {
+                return new LeaseWrite(null, LeaseRefusal.ELECTION_NODE_GONE);
+            }
+            if (code == KeeperException.Code.NONODE) {
+                return new LeaseWrite(null, LeaseRefusal.SCOPE_GONE);
+            }
+            if (code != KeeperException.Code.BADVERSION) {
+                throw e;
+            }
             Stat stat = new Stat();
             byte[] now = client.getData().storingStatIn(stat).forPath(scopePath);
-            if (stat.getVersion() == expectedVersion + 1 && java.util.Arrays.equals(now, data)) {
-                return new FencingToken(stat.getVersion(), stat.getMzxid());
+            saw(stat);
+            if (stat.getVersion() == expectedVersion + 1 && Arrays.equals(now, data)) {
+                return new LeaseWrite(new FencingToken(stat.getVersion(), stat.getMzxid()), null); // our own, retried
             }
-            throw e;
+            return new LeaseWrite(null, LeaseRefusal.VERSION_MOVED);
         }
     }
 
     // ---- arming -----------------------------------------------------------------------------
 
+    /** Why arming did not happen, or that its result is unknown. */
+    enum ArmRefusal {
+        /** The namespace's genesis id is gone: wiped or re-initialised. */
+        NAMESPACE_REPLACED,
+        /** The executor's election node is gone: its session ended or the key was deleted. */
+        ELECTION_NODE_GONE,
+        /** The scope's version moved: the lease was taken over. */
+        FENCED,
+        /** The scope znode is gone. */
+        SCOPE_GONE,
+        /** No reply (connection loss, session expiry, timeout): it counts as armed. */
+        RESULT_UNKNOWN,
+        /** ZooKeeper refused for another reason (permission, say). */
+        ERROR
+    }
+
     /**
-     * The linearization point: one {@code multi} that checks the namespace's genesis, moves the
-     * scope znode from the executor's token to "armed" (a versioned {@code setData}, so no lease
-     * takeover can slip in before the outcome), and creates the immutable armed znode. Sent once
-     * on the raw ZooKeeper handle: Curator would retry it, and a connection loss here must count
-     * as armed (the caller never invokes the action then). Returns the scope's version after arming.
+     * The arming write's result.
+     *
+     * @param armedVersion the scope's version after arming, or -1
+     * @param refusal      null when armed
+     * @param code         ZooKeeper's error code when refused or unknown
+     * @param interrupted  whether the calling thread was interrupted while it waited for the reply
+     *                     (the flag is restored)
      */
-    int arm(String scopePath, FencingToken token, Records.Scope armedScope, Records.Armed armed) throws Exception {
-        // Built as Curator ops (so the client's ACL provider applies), sent once on the raw handle.
+    record Arming(int armedVersion, long zxid, ArmRefusal refusal, KeeperException.Code code, boolean interrupted) {
+        boolean armed() {
+            return refusal == null;
+        }
+    }
+
+    /**
+     * The linearization point: one {@code multi} that checks the namespace's genesis id and the
+     * executor's election node (this incarnation), moves the scope znode from the executor's
+     * token to "armed" (a versioned {@code setData}, so no lease takeover can slip in before the
+     * outcome), and creates the immutable {@code armed-ATTEMPT} znode. Sent once, asynchronously,
+     * on the raw ZooKeeper handle: Curator would retry it, and a connection loss here must count as
+     * armed (the caller never invokes the action then). The reply is awaited even through an
+     * interrupt, so the caller always learns whether it armed: an interrupt cannot turn a
+     * successful arming into an unknown one.
+     *
+     * @param replyBound how long to wait for a reply before giving up (it counts as armed then)
+     */
+    Arming arm(String scopePath, FencingToken token, String electionNode, String genesisId, Records.Scope armedScope,
+               Records.Armed armed, java.time.Duration replyBound) throws Exception {
+        // Built as Curator ops (so the client's ACL provider and namespace apply), sent once on the raw handle.
         List<Op> ops = List.of(
-                client.transactionOp().check().withVersion(0).forPath(Layout.genesis(namespace)).get(),
+                client.transactionOp().check().withVersion(0).forPath(Layout.genesisMarker(namespace, genesisId)).get(),
+                client.transactionOp().check().withVersion(0).forPath(electionNode).get(),
                 client.transactionOp().setData().withVersion(token.version()).forPath(scopePath, Records.scope(armedScope)).get(),
-                client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(Layout.armed(scopePath), Records.armed(armed)).get());
-        List<OpResult> results = client.getZookeeperClient().getZooKeeper().multi(ops);
-        return ((OpResult.SetDataResult) results.get(1)).getStat().getVersion();
+                client.transactionOp().create().withMode(CreateMode.PERSISTENT)
+                        .forPath(Layout.armed(scopePath, armed.by().attempt()), Records.armed(armed)).get());
+        ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
+        CompletableFuture<Arming> reply = new CompletableFuture<>();
+        zk.multi(ops, (rc, path, ctx, results) -> reply.complete(arming(rc, results)), null);
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + replyBound.toNanos();
+        Arming result;
+        while (true) {
+            try {
+                result = reply.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true; // the write is on its way: learn its result first
+            } catch (TimeoutException e) {
+                result = new Arming(-1, 0, ArmRefusal.RESULT_UNKNOWN, KeeperException.Code.OPERATIONTIMEOUT, false);
+                break;
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("the arming callback failed", e.getCause());
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        if (result.armed()) {
+            zxids.accept(result.zxid());
+        }
+        return new Arming(result.armedVersion(), result.zxid(), result.refusal(), result.code(), interrupted);
+    }
+
+    private static Arming arming(int rc, List<OpResult> results) {
+        KeeperException.Code code = KeeperException.Code.get(rc);
+        if (code == KeeperException.Code.OK) {
+            Stat stat = ((OpResult.SetDataResult) results.get(2)).getStat();
+            return new Arming(stat.getVersion(), stat.getMzxid(), null, code, false);
+        }
+        int failed = failedOp(results);
+        KeeperException.Code opCode = failed < 0 ? code
+                : KeeperException.Code.get(((OpResult.ErrorResult) results.get(failed)).getErr());
+        ArmRefusal refusal;
+        if (code == KeeperException.Code.CONNECTIONLOSS || code == KeeperException.Code.SESSIONEXPIRED
+                || code == KeeperException.Code.OPERATIONTIMEOUT || code == KeeperException.Code.SESSIONMOVED
+                || code == KeeperException.Code.REQUESTTIMEOUT) {
+            refusal = ArmRefusal.RESULT_UNKNOWN;
+        } else if (failed == 0 && opCode == KeeperException.Code.NONODE) {
+            refusal = ArmRefusal.NAMESPACE_REPLACED;
+        } else if (failed == 1 && opCode == KeeperException.Code.NONODE) {
+            refusal = ArmRefusal.ELECTION_NODE_GONE;
+        } else if (failed == 2 && opCode == KeeperException.Code.BADVERSION) {
+            refusal = ArmRefusal.FENCED;
+        } else if (failed == 2 && opCode == KeeperException.Code.NONODE) {
+            refusal = ArmRefusal.SCOPE_GONE;
+        } else {
+            refusal = ArmRefusal.ERROR;
+        }
+        return new Arming(-1, 0, refusal, opCode, false);
     }
 
     // ---- outcome ----------------------------------------------------------------------------
 
+    /** What became of an outcome write. */
+    enum OutcomeWrite {
+        /** Written (or found already written by our own retried attempt). */
+        RECORDED,
+        /** Another attempt's outcome is there: ours was not written. */
+        ANOTHER_OUTCOME,
+        /** Our armed record is gone: the key was deleted (and maybe recreated); ours was not written. */
+        ARMED_RECORD_GONE,
+        /** The scope znode was rewritten or removed since arming; ours was not written. */
+        SCOPE_CHANGED
+    }
+
     /**
-     * {@code multi(check(scope, armedVersion), create outcome [, create KEY/n+1])}: the immutable
-     * outcome, and for {@code not_sent} the next scope in the same transaction, so waiters move
-     * on at once. Retried by Curator; a retry that meets an existing outcome returns whether it
-     * carries our attempt id.
+     * {@code multi(check(armed-ATTEMPT, 0), check(scope, armedVersion), create outcome [, create
+     * KEY/n+1])}: the immutable outcome, bound to this executor's own armed record (so it can
+     * never land in a recreated scope that another executor armed), and for {@code not_sent} the
+     * next scope in the same transaction, so waiters move on at once. When an authorization
+     * already opened the next scope, the outcome is written without it. Retried by Curator; a
+     * retry that meets an existing outcome recognises its own attempt id.
      */
-    boolean recordOutcome(String keyPath, int scope, int armedVersion, Records.OutcomeRecord outcome) throws Exception {
+    OutcomeWrite recordOutcome(String keyPath, int scope, int armedVersion, String armedPath,
+                               Records.OutcomeRecord outcome) throws Exception {
         String scopePath = Layout.scope(keyPath, scope);
         String outcomePath = Layout.outcome(scopePath);
-        List<CuratorOp> ops = new ArrayList<>();
-        ops.add(client.transactionOp().check().withVersion(armedVersion).forPath(scopePath));
-        ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(outcomePath, Records.outcome(outcome)));
-        if (outcome.outcome() == Outcome.NOT_SENT) {
-            byte[] next = Records.scope(new Records.Scope("not_sent:" + scope, clock.instant(), null, false));
-            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT)
-                    .forPath(Layout.scope(keyPath, scope + 1), next));
-        }
-        try {
-            client.transaction().forOperations(ops);
-            return true;
-        } catch (KeeperException.NodeExistsException e) {
-            Records.OutcomeRecord found = Records.decodeOutcome(outcomePath, client.getData().forPath(outcomePath));
-            return found.by().attempt().equals(outcome.by().attempt());
+        boolean openNext = outcome.outcome() == Outcome.NOT_SENT;
+        while (true) {
+            List<CuratorOp> ops = new ArrayList<>();
+            ops.add(client.transactionOp().check().withVersion(0).forPath(armedPath));
+            ops.add(client.transactionOp().check().withVersion(armedVersion).forPath(scopePath));
+            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(outcomePath, Records.outcome(outcome)));
+            if (openNext) {
+                byte[] next = Records.scope(new Records.Scope("not_sent:" + scope, clock.instant(), null, false));
+                ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT)
+                        .forPath(Layout.scope(keyPath, scope + 1), next));
+            }
+            try {
+                saw(results(client.transaction().forOperations(ops)));
+                return OutcomeWrite.RECORDED;
+            } catch (KeeperException e) {
+                int failed = failedOp(e);
+                if (failed == 0) {
+                    return OutcomeWrite.ARMED_RECORD_GONE;
+                }
+                if (failed == 1) {
+                    return OutcomeWrite.SCOPE_CHANGED;
+                }
+                if (failed == 2 && e instanceof KeeperException.NodeExistsException) {
+                    Records.OutcomeRecord found = Records.decodeOutcome(outcomePath, client.getData().forPath(outcomePath));
+                    return found.by().attempt().equals(outcome.by().attempt())
+                            ? OutcomeWrite.RECORDED : OutcomeWrite.ANOTHER_OUTCOME;
+                }
+                if (failed == 3 && e instanceof KeeperException.NodeExistsException) {
+                    openNext = false; // an authorization opened scope n+1 already: record the outcome alone
+                    continue;
+                }
+                throw e;
+            }
         }
     }
 
     // ---- redelivery authorizations -------------------------------------------------------
 
-    /**
-     * The oldest authorization no scope has used yet, if any: {@code getChildren
-     * KEY/authorizations}, then {@code getData} of each scope opened by an authorization.
-     * Only called on a consumed key, so the common path never lists anything.
-     */
-    Optional<String> unusedAuthorization(String keyPath, int latest) throws Exception {
-        String authPath = Layout.authorizations(keyPath);
-        Stat stat = client.checkExists().forPath(authPath);
-        if (stat == null) {
-            throw new UnreadableRecordException(keyPath, "the key has no authorizations znode");
-        }
-        if (stat.getNumChildren() == 0) {
-            return Optional.empty();
-        }
-        List<String> names = new ArrayList<>(client.getChildren().forPath(authPath));
-        names.sort(null);
-        Set<String> used = new HashSet<>();
-        for (int n = 1; n <= latest; n++) {
-            String scopePath = Layout.scope(keyPath, n);
-            used.add(Records.decodeScope(scopePath, client.getData().forPath(scopePath)).opened());
-        }
-        for (String name : names) {
-            if (!used.contains(name)) {
-                Records.decodeAuthorization(authPath + "/" + name, client.getData().forPath(authPath + "/" + name));
-                return Optional.of(name);
-            }
-        }
-        return Optional.empty();
+    /** What became of an operator's authorization. */
+    record Authorizing(String path, boolean created, AuthorizationView existing) {
     }
 
-    /** {@code create KEY/n} opened by an authorization; a contender that loses the race just re-reads. */
-    void openAuthorizedScope(String keyPath, int n, String authorization) throws Exception {
-        byte[] data = Records.scope(new Records.Scope(authorization, clock.instant(), null, false));
+    /**
+     * {@code create KEY/authorizations/after-n}: one authorization per consumed scope. A create
+     * retried after a lost reply meets NodeExists and recognises its own attempt id; an existing
+     * record of someone else (a second paste, a racing operator) is left as it is and returned.
+     */
+    Authorizing authorize(String keyPath, int n, Records.Authorization authorization) throws Exception {
+        String path = Layout.authorization(keyPath, n);
         try {
-            client.create().withMode(CreateMode.PERSISTENT).forPath(Layout.scope(keyPath, n), data);
-        } catch (KeeperException.NodeExistsException raced) {
-            // another contender opened it: the caller re-reads the latest scope
+            Stat stat = new Stat();
+            client.create().storingStatIn(stat).withMode(CreateMode.PERSISTENT).forPath(path, Records.authorization(authorization));
+            saw(stat);
+            return new Authorizing(path, true, null);
+        } catch (KeeperException.NodeExistsException e) {
+            AuthorizationView existing = readAuthorization(keyPath, n);
+            boolean ours = existing.record() != null && authorization.attempt().equals(existing.record().attempt());
+            return new Authorizing(path, ours, ours ? null : existing);
         }
+    }
+
+    /** What became of an attempt to open the next scope from an authorization. */
+    enum Opening {
+        /** This contender opened scope n+1. */
+        OPENED,
+        /** Scope n+1 exists already (another contender, or a not_sent outcome, opened it). */
+        ALREADY_OPEN,
+        /** The authorization or scope n changed since they were read: read again. */
+        CHANGED
+    }
+
+    /**
+     * {@code multi(check(after-n, its version), check(scope n, its version), create KEY/n+1)}: the
+     * next scope, opened by the authorization for the consumed scope n, bound to both as read (so
+     * an authorization of another incarnation of the key, or a scope changed since, opens nothing).
+     */
+    Opening openAuthorizedScope(String keyPath, ScopeView consumed, AuthorizationView authorization) throws Exception {
+        int n = consumed.scope();
+        byte[] data = Records.scope(new Records.Scope(Layout.AFTER_PREFIX + n, clock.instant(), null, false));
+        try {
+            saw(results(client.transaction().forOperations(
+                    client.transactionOp().check().withVersion(authorization.version()).forPath(authorization.path()),
+                    client.transactionOp().check().withVersion(consumed.version()).forPath(consumed.path()),
+                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(Layout.scope(keyPath, n + 1), data))));
+            return Opening.OPENED;
+        } catch (KeeperException e) {
+            if (failedOp(e) == 2 && e instanceof KeeperException.NodeExistsException) {
+                return Opening.ALREADY_OPEN;
+            }
+            if (e instanceof KeeperException.BadVersionException || e instanceof KeeperException.NoNodeException) {
+                return Opening.CHANGED;
+            }
+            throw e;
+        }
+    }
+
+    // ---- multi results ---------------------------------------------------------------------
+
+    /** The highest zxid a successful multi reveals (from its setData/check stats; creates carry none). */
+    private static Stat results(List<CuratorTransactionResult> results) {
+        Stat best = null;
+        for (CuratorTransactionResult r : results) {
+            if (r.getResultStat() != null && (best == null || r.getResultStat().getMzxid() > best.getMzxid())) {
+                best = r.getResultStat();
+            }
+        }
+        return best;
+    }
+
+    /** The index of the op that made a multi fail, or -1 when the exception carries no results. */
+    static int failedOp(KeeperException e) {
+        return e.getResults() == null ? -1 : failedOp(e.getResults());
+    }
+
+    private static int failedOp(List<OpResult> results) {
+        if (results == null) {
+            return -1;
+        }
+        for (int i = 0; i < results.size(); i++) {
+            if (results.get(i) instanceof OpResult.ErrorResult err) {
+                int code = err.getErr();
+                if (code != KeeperException.Code.OK.intValue()
+                        && code != KeeperException.Code.RUNTIMEINCONSISTENCY.intValue()) {
+                    return i;
+                }
+            }
+        }
+        return -1;
+    }
+
+    private static KeeperException.Code failedCode(KeeperException e) {
+        int failed = failedOp(e);
+        return failed < 0 ? e.code()
+                : KeeperException.Code.get(((OpResult.ErrorResult) e.getResults().get(failed)).getErr());
     }
 }

@@ -31,10 +31,21 @@ public enum StopReason {
     /** The namespace's genesis record changed under a running gate ({@code stop_unavailable}). */
     NAMESPACE_REPLACED("namespace_replaced"),
     /**
+     * The ensemble is behind a zxid this process (or this host, through its state file) already
+     * saw for this namespace: it was restored from an older snapshot and may have forgotten
+     * outcomes ({@code stop_unavailable}). Checked at every lease write, so before any arming.
+     */
+    ZOOKEEPER_ROLLED_BACK("zookeeper_rolled_back"),
+    /**
      * A write's result is unknown after a connection loss. During arming this counts as armed:
      * the action is never invoked ({@code stop_unavailable}).
      */
     WRITE_RESULT_UNKNOWN("write_result_unknown"),
+    /**
+     * The executor's thread was interrupted before the arming write was sent: nothing was armed
+     * and the lease was released ({@code stop_unavailable}).
+     */
+    INTERRUPTED("interrupted"),
     /** ZooKeeper answered with an error the protocol does not expect ({@code stop_unavailable}). */
     ZOOKEEPER_ERROR("zookeeper_error");
 

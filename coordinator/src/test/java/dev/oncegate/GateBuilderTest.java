@@ -5,16 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Map;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.state.SessionConnectionStateErrorPolicy;
 import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.InstanceSpec;
-import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -23,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** The builder and the attempt refuse misuse with messages that name the field, before any write. */
 class GateBuilderTest {
 
-    static TestingServer server;
+    static TestServer zk;
     static CuratorFramework client;
 
     /** The server's data directory's parent also receives ZooKeeper's generated config file. */
@@ -32,16 +28,13 @@ class GateBuilderTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = new TestingServer(new InstanceSpec(Files.createDirectories(serverDir.resolve("data")).toFile(),
-                -1, -1, -1, true, -1, -1, -1, Map.of("clientPortAddress", "127.0.0.1"), "127.0.0.1"), true);
-        client = CuratorFrameworkFactory.newClient(server.getConnectString(), 6000, 3000, new RetryOneTime(100));
-        client.start();
+        zk = TestServer.start(serverDir);
+        client = zk.client();
     }
 
     @AfterAll
     static void stop() throws Exception {
-        client.close();
-        server.close();
+        zk.close();
     }
 
     @Test
@@ -60,8 +53,8 @@ class GateBuilderTest {
 
     @Test
     void build_refusesAClientThatIsNotStarted_orUsesTheSessionErrorPolicy() {
-        try (CuratorFramework unstarted = CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(1));
-             CuratorFramework sessionPolicy = CuratorFrameworkFactory.builder().connectString(server.getConnectString())
+        try (CuratorFramework unstarted = CuratorFrameworkFactory.newClient(zk.server().getConnectString(), new RetryOneTime(1));
+             CuratorFramework sessionPolicy = CuratorFrameworkFactory.builder().connectString(zk.server().getConnectString())
                      .retryPolicy(new RetryOneTime(1))
                      .connectionStateErrorPolicy(new SessionConnectionStateErrorPolicy()).build()) {
             assertThatThrownBy(() -> Gate.builder(unstarted).build()).isInstanceOf(IllegalStateException.class)

@@ -1,13 +1,10 @@
 package dev.oncegate.cli;
 
-import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
 import dev.oncegate.EffectKey;
 import dev.oncegate.Gate;
-import dev.oncegate.KeyHistory;
-import org.apache.zookeeper.CreateMode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -16,15 +13,18 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code oncegate authorize}: an operator's redelivery authorization, the same record as the
- * zkCli recipe {@code create -s <keyPath>/authorizations/auth- '{"by":…,"reason":…}'}. Refused
- * (exit 2) unless the key is consumed and has no unused authorization.
- *
- * <p>The checks are a read, then a create: two operators authorizing the same key at the same
- * moment can leave two authorizations; the gate uses one per new scope, oldest first.
+ * {@code oncegate authorize}: an operator's redelivery authorization for the key's consumed
+ * latest scope n, {@code KEY/authorizations/after-<n>} — the same record as the zkCli recipe
+ * {@code create KEY/authorizations/after-<n> '{"by":…,"reason":…}'}. One authorization per
+ * consumed scope: a retried create recognises itself, and a second operator (or a pasted recipe)
+ * meets the existing record and writes nothing.
  */
 @Command(name = "authorize", mixinStandardHelpOptions = true,
-        description = "Authorize one redelivery of a consumed key (opens one new scope, used once).")
+        description = "Authorize one redelivery of a consumed key: writes KEY/authorizations/after-<n> for its"
+                + " consumed latest scope n, which opens scope n+1 once, for one executor.",
+        footer = {"", "Exit codes: 0 written, or an usable authorization for that scope exists already (\"created\":false,"
+                + " nothing written); 2 the key does not exist or is not consumed, or the existing after-<n> will never"
+                + " be honoured (premature or unreadable: an admin must remove it first); 13 ZooKeeper unavailable."})
 final class AuthorizeCommand implements Callable<Integer> {
 
     @Spec
@@ -36,7 +36,8 @@ final class AuthorizeCommand implements Callable<Integer> {
     @Mixin
     ConnectOptions connection;
 
-    private static final java.util.Set<String> CONSUMED = java.util.Set.of("sent_verified", "send_status_unknown", "armed");
+    @Mixin
+    StateOptions state;
 
     @Option(names = "--key", paramLabel = "KEY", required = true, description = "The key, 64 lower-case hex characters.")
     String key;
@@ -63,34 +64,28 @@ final class AuthorizeCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--reason: must say why");
         }
         try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout);
-             Gate gate = Gate.builder(zk.client()).namespace(namespace).connectTimeout(connection.connectTimeout).build()) {
-            KeyHistory history = gate.inspect(key);
-            if (!history.exists()) {
-                throw new IllegalArgumentException("refused: key " + key + " does not exist in " + namespace);
+             Gate gate = zk.gate(namespace, state)) {
+            Gate.Authorization done;
+            try {
+                done = gate.authorize(key, by, reason);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("refused: " + e.getMessage(), e);
             }
-            // Armed without an outcome is consumed too (it reads as send_status_unknown): after a crash
-            // mid-crossing it stays that way for good, and only an authorization can open a new scope.
-            if (!CONSUMED.contains(history.state())) {
-                throw new IllegalArgumentException("refused: key " + key + " is " + history.state()
-                        + ", not consumed (sent_verified, send_status_unknown, or armed without outcome)");
-            }
-            for (KeyHistory.AuthorizationRecord a : history.authorizations()) {
-                if (a.usedBy() < 0) {
-                    throw new IllegalArgumentException("refused: key " + key + " already has an unused authorization "
-                            + a.name() + " by " + a.record().get("by"));
-                }
-            }
-            Map<String, Object> record = Json.object();
-            record.put("by", by);
-            record.put("reason", reason);
-            String created = zk.client().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL)
-                    .forPath(history.path() + "/authorizations/auth-", Json.line(record).getBytes(StandardCharsets.UTF_8));
             Map<String, Object> out = Json.object();
             out.put("key", key);
-            out.put("path", created);
-            out.put("by", by);
-            out.put("reason", reason);
+            out.put("path", done.path());
+            out.put("after", done.after());
+            out.put("created", done.created());
+            out.put("status", done.status());
+            out.put("by", done.by());
+            out.put("reason", done.reason());
             System.out.println(Json.line(out));
+            if (!done.created() && !done.status().equals("unused") && !done.status().equals("used")) {
+                System.err.println("oncegate authorize: " + done.path() + " exists already and will never be honoured ("
+                        + done.status() + "): an admin must remove it (zkCli: delete " + done.path()
+                        + ") before scope " + done.after() + " can be authorized");
+                return ExitCode.USAGE;
+            }
             return ExitCode.OK;
         }
     }

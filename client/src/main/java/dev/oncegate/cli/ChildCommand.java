@@ -25,6 +25,13 @@ import dev.oncegate.ProvenNotSentException;
 final class ChildCommand implements BoundaryAction {
 
     private static final Duration GRACE = Duration.ofSeconds(3);
+    /**
+     * The highest exit code that may prove {@code not_sent}: 126 and 127 mean the shell could not
+     * run the command, and 128+N is how a death by signal N is reported (Java's {@link Process}
+     * reports a killed child so too), so a command killed by SIGKILL (137) after delivering could
+     * otherwise pass for a proof.
+     */
+    static final int MAX_NOT_SENT_EXIT = 125;
 
     private final List<String> command;
     private final Integer notSentExit;
@@ -80,15 +87,17 @@ final class ChildCommand implements BoundaryAction {
         synchronized (lock) {
             wasTerminated = terminating;
         }
+        if (wasTerminated) {
+            // oncegate signalled the command's tree: whatever it exited with (a shell whose child was
+            // killed may well exit 0), it did not run to its own end, so nothing is proven either way.
+            return ActionResult.unconfirmed("command stopped with exit " + code
+                    + " after oncegate received a termination signal");
+        }
         if (code == 0) {
             return ActionResult.verified("exit 0");
         }
-        if (notSentExit != null && code == notSentExit && !wasTerminated) {
+        if (notSentExit != null && code == notSentExit && code <= MAX_NOT_SENT_EXIT) {
             throw new ProvenNotSentException("command exited " + code + " (--not-sent-exit)");
-        }
-        if (wasTerminated) {
-            return ActionResult.unconfirmed("command stopped with exit " + code
-                    + " after oncegate received a termination signal");
         }
         return ActionResult.unconfirmed(code > 128
                 ? "command exited " + code + " (killed by signal " + (code - 128) + "?)"

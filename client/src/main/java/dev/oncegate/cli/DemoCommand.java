@@ -113,10 +113,12 @@ final class DemoCommand implements Callable<Integer> {
                 + Durations.format(duration) + " at " + faultRate + "/s on " + (ensemble ? "a 3-server ensemble" : "one server"));
         HttpServer metrics = metricsPort == null ? null : serveMetrics(registry, metricsPort, err);
         Thread main = Thread.currentThread();
+        // Not main.join(): once cleaned up, main calls System.exit, which blocks while this hook runs.
+        java.util.concurrent.CountDownLatch cleanedUp = new java.util.concurrent.CountDownLatch(1);
         Thread onSignal = new Thread(() -> {
             main.interrupt(); // the run cleans up (workers, servers, data directories) on interrupt
             try {
-                main.join(TimeUnit.SECONDS.toMillis(30));
+                cleanedUp.await(30, TimeUnit.SECONDS);
             } catch (InterruptedException ignored) {
                 // exiting anyway
             }
@@ -136,6 +138,7 @@ final class DemoCommand implements Callable<Integer> {
             if (tty) {
                 err.println();
             }
+            cleanedUp.countDown();
         }
         try {
             Runtime.getRuntime().removeShutdownHook(onSignal);

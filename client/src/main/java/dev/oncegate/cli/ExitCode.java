@@ -50,15 +50,15 @@ final class ExitCode {
             return of(refused.stop());
         }
         Crossing.Crossed crossed = (Crossing.Crossed) crossing;
-        if (crossed.outcome() == Outcome.SENT_VERIFIED) {
-            // The command confirmed delivery. Even if the outcome znode could not be written
-            // (the scope then reads as send_status_unknown), this run did deliver.
-            return SENT_VERIFIED;
+        if (!crossed.recorded()) {
+            // What the records say: an outcome that could not be written leaves the scope armed
+            // without outcome, which every later contender reads as send_status_unknown.
+            return SEND_STATUS_UNKNOWN;
         }
-        if (crossed.outcome() == Outcome.NOT_SENT && crossed.recorded()) {
-            return NOT_SENT;
-        }
-        // An unrecorded not_sent leaves the scope armed without outcome: consumed, status unknown.
-        return SEND_STATUS_UNKNOWN;
+        return switch (crossed.outcome()) {
+            case SENT_VERIFIED -> SENT_VERIFIED;
+            case NOT_SENT -> NOT_SENT;
+            case SEND_STATUS_UNKNOWN -> SEND_STATUS_UNKNOWN;
+        };
     }
 }

@@ -18,12 +18,15 @@ final class InitCommand implements Callable<Integer> {
     @Mixin
     ConnectOptions connection;
 
+    @Mixin
+    StateOptions state;
+
     @Override
     public Integer call() throws InterruptedException {
         String namespace = common.namespace();
         String connect = connection.connect();
         try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout)) {
-            Gate.Initialization init = Gate.initialize(zk.client(), namespace);
+            Gate.Initialization init = Gate.initialize(zk.client(), namespace, state.marks(connect));
             Map<String, Object> genesis = Json.object();
             genesis.put("id", init.genesis().id());
             genesis.put("created", Json.instant(init.genesis().created()));

@@ -17,7 +17,9 @@ import picocli.CommandLine.Spec;
 
 /** {@code oncegate inspect}: everything recorded about one key, read without a lock. */
 @Command(name = "inspect", mixinStandardHelpOptions = true,
-        description = "Print every scope of a key (state, lease, armed and outcome records) and its authorizations.")
+        description = "Print every scope of a key (state, lease, armed and outcome records), its authorizations"
+                + " (used, unused, stale, premature, unreadable, ignored), and for a consumed key the zkCli line that"
+                + " authorizes one redelivery.")
 final class InspectCommand implements Callable<Integer> {
 
     @Spec
@@ -28,6 +30,9 @@ final class InspectCommand implements Callable<Integer> {
 
     @Mixin
     ConnectOptions connection;
+
+    @Mixin
+    StateOptions state;
 
     @Option(names = "--key", paramLabel = "KEY", description = "The key, 64 lower-case hex characters.")
     String key;
@@ -41,7 +46,7 @@ final class InspectCommand implements Callable<Integer> {
         String connect = connection.connect();
         String keyText = resolveKey();
         try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout);
-             Gate gate = Gate.builder(zk.client()).namespace(namespace).connectTimeout(connection.connectTimeout).build()) {
+             Gate gate = zk.gate(namespace, state)) {
             System.out.println(Json.line(render(gate.inspect(keyText))));
             return ExitCode.OK;
         }
@@ -74,6 +79,7 @@ final class InspectCommand implements Callable<Integer> {
         out.put("exists", history.exists());
         out.put("record", history.record());
         out.put("state", history.state());
+        out.put("authorize_command", history.authorizeCommand());
         List<Object> scopes = new ArrayList<>();
         for (KeyHistory.ScopeHistory s : history.scopes()) {
             Map<String, Object> m = Json.object();
@@ -91,6 +97,8 @@ final class InspectCommand implements Callable<Integer> {
         for (KeyHistory.AuthorizationRecord a : history.authorizations()) {
             Map<String, Object> m = Json.object();
             m.put("name", a.name());
+            m.put("after", a.after() < 0 ? null : a.after());
+            m.put("status", a.status());
             m.put("record", a.record());
             m.put("used_by", a.usedBy() < 0 ? null : a.usedBy());
             auths.add(m);

@@ -37,6 +37,9 @@ final class ListCommand implements Callable<Integer> {
     @Mixin
     ConnectOptions connection;
 
+    @Mixin
+    StateOptions stateOptions;
+
     @Option(names = "--state", paramLabel = "STATE",
             description = "Only keys in this state: open, leased, armed (no outcome: reads as unknown), sent_verified,"
                     + " send_status_unknown.")
@@ -56,7 +59,7 @@ final class ListCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--limit: must be at least 1, got " + limit);
         }
         try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout);
-             Gate gate = Gate.builder(zk.client()).namespace(namespace).connectTimeout(connection.connectTimeout).build()) {
+             Gate gate = zk.gate(namespace, stateOptions)) {
             CuratorFramework client = zk.client();
             String keys = namespace + "/keys";
             int printed = 0;

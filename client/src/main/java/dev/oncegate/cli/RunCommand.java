@@ -11,6 +11,7 @@ import dev.oncegate.Attempt;
 import dev.oncegate.Crossing;
 import dev.oncegate.Decision;
 import dev.oncegate.EffectKey;
+import dev.oncegate.Outcome;
 import dev.oncegate.Gate;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -36,6 +37,8 @@ import picocli.CommandLine.Spec;
         description = "Run COMMAND at most once for this effect: only if the gate decides proceed, after arming the scope.",
         footer = {"", "COMMAND gets ONCEGATE_KEY, ONCEGATE_SCOPE, ONCEGATE_FENCING_TOKEN and ONCEGATE_FENCING_ZXID.",
                 "Exit 0 → sent_verified; exit --not-sent-exit → not_sent; anything else, a signal or --timeout → send_status_unknown.",
+                "run exits with what the records say afterwards: an outcome that could not be written leaves the scope"
+                        + " armed, which reads as send_status_unknown (exit 1), never 0.",
                 "The run's result is printed as one JSON line on stderr; stdout is COMMAND's."})
 final class RunCommand implements Callable<Integer> {
 
@@ -53,6 +56,9 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     EffectKeyOptions effect;
 
+    @Mixin
+    StateOptions state;
+
     @Option(names = "--task-id", paramLabel = "ID",
             description = "This worker's task id, recorded in the lease, armed and outcome records (default: host:pid).")
     String taskId;
@@ -62,7 +68,8 @@ final class RunCommand implements Callable<Integer> {
     Duration wait;
 
     @Option(names = "--not-sent-exit", paramLabel = "CODE",
-            description = "COMMAND's exit code (1..255) that proves nothing was delivered (no default).")
+            description = "COMMAND's exit code (1..125) that proves nothing was delivered (no default). 126 and up mean"
+                    + " 'not executable' or death by a signal, which never prove anything.")
     Integer notSentExit;
 
     @Option(names = "--timeout", paramLabel = "DURATION", converter = Durations.class,
@@ -84,21 +91,28 @@ final class RunCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(shutdown.hook);
         Map<String, Object> result = null;
         int code = ExitCode.STOP_UNAVAILABLE;
-        try (ZooKeeperConnection zk = ZooKeeperConnection.open(connect, connection.connectTimeout)) {
-            Gate.Builder builder = Gate.builder(zk.client()).namespace(namespace).connectTimeout(connection.connectTimeout);
-            if (taskId != null) {
-                builder.taskId(taskId);
-            }
-            try (Gate gate = builder.build(); Attempt attempt = gate.enter(key, wait)) {
-                Decision decision = attempt.decision();
-                if (decision instanceof Decision.Stop stop) {
-                    result = stopResult(key, stop);
-                    code = ExitCode.of(stop);
-                } else {
-                    shutdown.crossing();
+        try (ZooKeeperConnection zk = ZooKeeperConnection.open(connect, connection.connectTimeout);
+             Gate gate = zk.gate(namespace, state, b -> {
+                 if (taskId != null) {
+                     b.taskId(taskId);
+                 }
+             });
+             Attempt attempt = gate.enter(key, wait)) {
+            Decision decision = attempt.decision();
+            if (decision instanceof Decision.Stop stop) {
+                result = stopResult(key, stop);
+                code = ExitCode.of(stop);
+            } else {
+                shutdown.crossing();
+                try {
                     Crossing crossing = attempt.cross(action);
                     result = crossingResult(key, (Decision.Proceed) decision, crossing, action);
                     code = ExitCode.of(crossing);
+                } catch (InterruptedException e) {
+                    // A signal arrived between the decision and the crossing: nothing was armed, nothing run.
+                    Decision.Stop stop = (Decision.Stop) attempt.decision();
+                    result = stopResult(key, stop);
+                    code = ExitCode.of(stop);
                 }
             }
         } finally {
@@ -116,9 +130,10 @@ final class RunCommand implements Callable<Integer> {
         if (command == null || command.isEmpty()) {
             throw new ParameterException(spec.commandLine(), "missing COMMAND: give it after `--`, e.g. -- ./deliver.sh");
         }
-        if (notSentExit != null && (notSentExit < 1 || notSentExit > 255)) {
-            throw new ParameterException(spec.commandLine(),
-                    "--not-sent-exit: must be an exit code from 1 to 255, got " + notSentExit);
+        if (notSentExit != null && (notSentExit < 1 || notSentExit > ChildCommand.MAX_NOT_SENT_EXIT)) {
+            throw new ParameterException(spec.commandLine(), "--not-sent-exit: must be an exit code from 1 to "
+                    + ChildCommand.MAX_NOT_SENT_EXIT + ", got " + notSentExit + " (126 and 127 mean the command could not"
+                    + " be run, 128+N that a signal killed it: neither proves that nothing was delivered)");
         }
         if (taskId != null && (taskId.isEmpty() || taskId.length() > 256)) {
             throw new ParameterException(spec.commandLine(),
@@ -153,6 +168,8 @@ final class RunCommand implements Callable<Integer> {
         out.put("zxid", crossed.token().zxid());
         out.put("outcome", crossed.outcome().wireName());
         out.put("recorded", crossed.recorded());
+        // What every later contender reads: an outcome that could not be written leaves the scope armed.
+        out.put("reads_as", crossed.recorded() ? crossed.outcome().wireName() : Outcome.SEND_STATUS_UNKNOWN.wireName());
         out.put("command_exit", action.exitCode());
         out.put("detail", crossed.detail());
         return out;
@@ -168,6 +185,7 @@ final class RunCommand implements Callable<Integer> {
         out.put("zxid", null);
         out.put("outcome", null);
         out.put("recorded", null);
+        out.put("reads_as", null);
         out.put("command_exit", null);
         out.put("detail", null);
         out.put("evidence", null);

@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 
 import dev.oncegate.Gate;
+import dev.oncegate.ZxidMarks;
 import org.apache.zookeeper.server.ServerConfig;
 import org.apache.zookeeper.server.ZooKeeperServerMain;
 import org.apache.zookeeper.server.quorum.QuorumPeerConfig;
@@ -30,7 +31,8 @@ import picocli.CommandLine.Spec;
  * then shuts the server down cleanly and exits 0.
  */
 @Command(name = "server", mixinStandardHelpOptions = true,
-        description = "Run a standalone ZooKeeper server (data survives restarts; a new data directory gets its namespace initialised).")
+        description = "Run a standalone ZooKeeper server (data survives restarts; a new data directory gets its namespace"
+                + " initialised, unless this host saw that namespace at this address before).")
 final class ServerCommand implements Callable<Integer> {
 
     private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
@@ -46,8 +48,13 @@ final class ServerCommand implements Callable<Integer> {
             description = "Client port (default: ${DEFAULT-VALUE}; 0 picks a free one).")
     int port;
 
-    @Option(names = "--data-dir", paramLabel = "DIR", defaultValue = "./oncegate-data",
-            description = "Where ZooKeeper keeps its snapshots and transaction log (default: ${DEFAULT-VALUE}).")
+    @Mixin
+    StateOptions state;
+
+    @Option(names = "--data-dir", paramLabel = "DIR",
+            description = "Where ZooKeeper keeps its snapshots and transaction log (default: the state directory's"
+                    + " zookeeper/, i.e. $$ONCEGATE_STATE_DIR/zookeeper, else $$XDG_STATE_HOME/oncegate/zookeeper,"
+                    + " else ~/.local/state/oncegate/zookeeper: one fixed place, whatever the working directory).")
     Path dataDir;
 
     @Option(names = "--bind", paramLabel = "ADDRESS", defaultValue = "127.0.0.1",
@@ -63,7 +70,7 @@ final class ServerCommand implements Callable<Integer> {
         if (bind.isBlank()) {
             throw new ParameterException(spec.commandLine(), "--bind: the address is empty");
         }
-        Path dir = dataDir.toAbsolutePath().normalize();
+        Path dir = (dataDir != null ? dataDir : state.dir().resolve("zookeeper")).toAbsolutePath().normalize();
         if (Files.exists(dir) && !Files.isDirectory(dir)) {
             throw new IllegalArgumentException("--data-dir: '" + dir + "' exists and is not a directory");
         }
@@ -113,23 +120,66 @@ final class ServerCommand implements Callable<Integer> {
         return ExitCode.OK;
     }
 
-    /** Initialises a fresh namespace once the port answers; the start line. */
+    /**
+     * Initialises a fresh namespace once the port answers — unless this host saw that namespace
+     * at this address before (its zxid marks say so): an empty data directory then means its
+     * history was lost or moved, and a new genesis would let every worker deliver everything
+     * again. The start line.
+     */
     private Map<String, Object> announce(int actualPort, Path dir, String namespace, boolean fresh)
             throws InterruptedException {
         String connect = connectHost() + ":" + actualPort;
         boolean initialized = false;
+        String refused = null;
         if (fresh) {
-            try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, START_TIMEOUT)) {
-                initialized = Gate.initialize(zk.client(), namespace).created();
+            ZxidMarks.Mark before = seenBefore(namespace, actualPort);
+            if (before != null) {
+                refused = "this host saw namespace " + namespace + " at " + connect + " before (genesis "
+                        + before.genesisId() + ", last seen " + before.updated() + ", recorded in " + state.marksFile()
+                        + ") but the data directory " + dir + " is empty: its history was lost or moved. Workers stop"
+                        + " (namespace_not_initialised) until you restore the data, or accept a fresh start with"
+                        + " `oncegate init --connect " + connect + " --namespace " + namespace + "`";
+                System.err.println("oncegate server: not initialising: " + refused);
+            } else {
+                try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, START_TIMEOUT)) {
+                    initialized = Gate.initialize(zk.client(), namespace, state.marks(connect)).created();
+                }
             }
         }
         Map<String, Object> out = Json.object();
         out.put("server", "started");
         out.put("connect", connect);
         out.put("data_dir", dir.toString());
+        out.put("state_dir", state.dir().toString());
         out.put("namespace", namespace);
         out.put("initialized", initialized);
+        out.put("init_refused", refused);
         return out;
+    }
+
+    /** The mark of {@code namespace} that this host recorded at this server's address, or null. */
+    private ZxidMarks.Mark seenBefore(String namespace, int actualPort) {
+        for (ZxidMarks.Mark mark : ZxidMarks.read(state.marksFile())) {
+            if (!mark.namespace().equals(namespace)) {
+                continue;
+            }
+            for (String seenAt : mark.seenAt()) {
+                String servers = seenAt.contains("/") ? seenAt.substring(0, seenAt.indexOf('/')) : seenAt;
+                for (String hostPort : servers.split(",")) {
+                    int colon = hostPort.lastIndexOf(':');
+                    if (colon > 0 && hostPort.substring(colon + 1).strip().equals(Integer.toString(actualPort))
+                            && isThisHost(hostPort.substring(0, colon).strip())) {
+                        return mark;
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    private boolean isThisHost(String host) {
+        return host.equals(bind) || host.equals(connectHost()) || host.equals("localhost") || host.startsWith("127.")
+                || host.equals("::1") || host.equals("[::1]");
     }
 
     private ServerConfig config(Path dir) throws IOException, QuorumPeerConfig.ConfigException {

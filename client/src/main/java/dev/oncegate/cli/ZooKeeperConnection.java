@@ -2,6 +2,7 @@ package dev.oncegate.cli;
 
 import java.time.Duration;
 
+import dev.oncegate.Gate;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -67,6 +68,23 @@ final class ZooKeeperConnection implements AutoCloseable {
 
     CuratorFramework client() {
         return client;
+    }
+
+    /**
+     * A gate on this connection: the namespace, the connect timeout, this host's zxid marks (so
+     * every command leaves and checks the rollback witness), plus whatever {@code configure} adds.
+     * The caller closes it (before this connection).
+     */
+    Gate gate(String namespace, StateOptions state, java.util.function.Consumer<Gate.Builder> configure) {
+        Gate.Builder builder = Gate.builder(client).namespace(namespace).connectTimeout(connectTimeout)
+                .zxidMarks(state.marks(connect));
+        configure.accept(builder);
+        return builder.build();
+    }
+
+    /** {@link #gate(String, StateOptions, java.util.function.Consumer)} with nothing added. */
+    Gate gate(String namespace, StateOptions state) {
+        return gate(namespace, state, b -> { });
     }
 
     @Override

@@ -19,14 +19,18 @@ class AuthorizeAndListIT extends CliFixture {
 
         assertThat(auth.exit()).as(auth.toString()).isEqualTo(0);
         String authPath = auth.stdoutJson().get("path").asText();
-        assertThat(authPath).startsWith(key.path(NAMESPACE) + "/authorizations/auth-");
+        assertThat(authPath).isEqualTo(key.path(NAMESPACE) + "/authorizations/after-0");
+        assertThat(auth.stdoutJson().get("created").asBoolean()).isTrue();
+        assertThat(auth.stdoutJson().get("status").asText()).isEqualTo("unused");
         assertThat(new String(curator.getData().forPath(authPath)))
-                .as("the same record as the zkCli recipe").isEqualTo("{\"by\":\"ops@example\",\"reason\":\"customer lost the file\"}");
+                .as("the zkCli recipe's fields, and who ran it").startsWith("{\"v\":1,\"by\":\"ops@example\",\"reason\":\"customer lost the file\",");
 
         Cli.Result second = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(),
                 "--by", "ops@example", "--reason", "again");
-        assertThat(second.exit()).as("an unused authorization exists: " + second).isEqualTo(2);
-        assertThat(second.stderr()).contains("unused authorization");
+        assertThat(second.exit()).as("an unused authorization exists: nothing to add, " + second).isEqualTo(0);
+        assertThat(second.stdoutJson().get("created").asBoolean()).isFalse();
+        assertThat(second.stdoutJson().get("reason").asText()).isEqualTo("customer lost the file");
+        assertThat(curator.getChildren().forPath(key.path(NAMESPACE) + "/authorizations")).containsExactly("after-0");
 
         Cli.Result redelivered = run(LEDGER_LINE);
         Cli.Result repeat = run(LEDGER_LINE);
@@ -37,6 +41,7 @@ class AuthorizeAndListIT extends CliFixture {
         assertThat(ledgerLines()).hasSize(2);
         JsonNode history = cli.run("inspect", "--connect", zk.connectString(), "--key", key.key()).stdoutJson();
         assertThat(history.get("authorizations").get(0).get("used_by").asInt()).isEqualTo(1);
+        assertThat(history.get("authorizations").get(0).get("status").asText()).isEqualTo("used");
     }
 
     @Test

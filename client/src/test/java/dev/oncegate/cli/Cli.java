@@ -73,6 +73,8 @@ final class Cli {
                     .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
             builder.environment().remove("ONCEGATE_CONNECT");
             builder.environment().remove("ONCEGATE_VERBOSE");
+            // Each test's own host state (zxid marks, the server's default data directory), never the user's.
+            builder.environment().put("ONCEGATE_STATE_DIR", dir.resolve("state").toString());
             builder.environment().putAll(env);
             Process process = builder.start();
             STARTED.add(process);

@@ -89,6 +89,16 @@ abstract class CliFixture {
         return Files.exists(ledger) ? Files.readAllLines(ledger, StandardCharsets.UTF_8) : List.of();
     }
 
+    /** The armed record of scope {@code n} ({@code n/armed-ATTEMPT}), or null when it was never armed. */
+    String armedNode(int n) throws Exception {
+        try {
+            return curator.getChildren().forPath(key.path(NAMESPACE) + "/" + n).stream()
+                    .filter(c -> c.startsWith("armed-")).findFirst().orElse(null);
+        } catch (KeeperException.NoNodeException e) {
+            return null;
+        }
+    }
+
     /** The data of a znode below the key, or null when it does not exist. */
     String znode(String relative) throws Exception {
         try {

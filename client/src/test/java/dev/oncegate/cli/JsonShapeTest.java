@@ -24,18 +24,21 @@ class JsonShapeTest {
         KeyHistory history = new KeyHistory("k", "/oncegate/keys/k", true, Map.of("provider", "slack"), "sent_verified",
                 List.of(new KeyHistory.ScopeHistory(0, "sent_verified", 2, 42L, Map.of("opened", "initial"),
                         Map.of("token", 1), Map.of("outcome", "sent_verified"))),
-                List.of(new KeyHistory.AuthorizationRecord("auth-0000000000", Map.of("by", "ops", "reason", "resend"), -1)));
+                List.of(new KeyHistory.AuthorizationRecord("after-0", Map.of("by", "ops", "reason", "resend"), 0, -1, "unused")),
+                "create /oncegate/keys/k/authorizations/after-0 '{\"by\":\"<you>\",\"reason\":\"<why>\"}'");
 
         JsonNode json = Cli.JSON.readTree(Json.line(InspectCommand.render(history)));
 
         assertThat(json.fieldNames()).toIterable()
-                .containsExactly("key", "path", "exists", "record", "state", "scopes", "authorizations");
+                .containsExactly("key", "path", "exists", "record", "state", "authorize_command", "scopes", "authorizations");
+        assertThat(json.get("authorize_command").asText()).startsWith("create /oncegate/keys/k/authorizations/after-0 ");
         assertThat(json.get("scopes").get(0).fieldNames()).toIterable()
                 .containsExactly("scope", "state", "version", "mzxid", "data", "armed", "outcome");
         assertThat(json.get("scopes").get(0).get("mzxid").asLong()).isEqualTo(42L);
         assertThat(json.get("authorizations").get(0).fieldNames()).toIterable()
-                .containsExactly("name", "record", "used_by");
+                .containsExactly("name", "after", "status", "record", "used_by");
         assertThat(json.get("authorizations").get(0).get("used_by").isNull()).isTrue();
+        assertThat(json.get("authorizations").get(0).get("status").asText()).isEqualTo("unused");
     }
 
     @Test
@@ -64,5 +67,7 @@ class JsonShapeTest {
         assertThat(ExitCode.of(new Crossing.Crossed(Outcome.NOT_SENT, 0, token, "exit 42", true))).isEqualTo(3);
         assertThat(ExitCode.of(new Crossing.Crossed(Outcome.NOT_SENT, 0, token, "exit 42", false)))
                 .as("an unrecorded not_sent leaves the scope armed: consumed, unknown").isEqualTo(1);
+        assertThat(ExitCode.of(new Crossing.Crossed(Outcome.SENT_VERIFIED, 0, token, "exit 0", false)))
+                .as("an unrecorded sent_verified leaves the scope armed too: the records say unknown").isEqualTo(1);
     }
 }

@@ -34,7 +34,7 @@ class RunCrashAndTimeoutIT extends CliFixture {
         assertThat(next.exit()).as(next.toString()).isEqualTo(11);
         assertThat(next.runJson().get("reason").asText()).isEqualTo("armed_without_outcome");
         assertThat(ledgerLines()).containsExactly("started");
-        assertThat(znode("/0/armed")).isNotNull();
+        assertThat(armedNode(0)).isNotNull();
         assertThat(znode("/0/outcome")).isNull();
     }
 

@@ -18,7 +18,10 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * {@code oncegate server} runs a real ZooKeeper whose data survives a restart: a key consumed
- * before the restart is still consumed after it, and the namespace is initialised only once.
+ * before the restart is still consumed after it, and the namespace is initialised only once. Its
+ * data lives in one fixed place whatever the working directory, an empty data directory is never
+ * taken for a fresh start where this host saw the namespace before, and a history rolled back to
+ * an older copy stops the runs of a host that saw the later one.
  */
 class ServerRestartIT {
 
@@ -66,8 +69,117 @@ class ServerRestartIT {
         assertThat(Files.readAllLines(dir.resolve("ledger"))).hasSize(1);
     }
 
+    @Test
+    void defaultDataDir_isTheStateDirectory_whateverTheWorkingDirectory() throws Exception {
+        int port = freePort();
+        Path state = dir.resolve("host-state");
+        Cli fromA = new Cli(Files.createDirectories(dir.resolve("a")), Map.of("ONCEGATE_STATE_DIR", state.toString()));
+        Cli fromB = new Cli(Files.createDirectories(dir.resolve("b")), Map.of("ONCEGATE_STATE_DIR", state.toString()));
+
+        Cli.Running first = fromA.start("server", "--port", Integer.toString(port));
+        JsonNode started = startLine(first);
+        assertThat(started.get("data_dir").asText()).isEqualTo(state.resolve("zookeeper").toString());
+        assertThat(started.get("initialized").asBoolean()).isTrue();
+        assertThat(run(fromA, port).exit()).isEqualTo(0);
+        first.process().destroy();
+        assertThat(first.await(Timing.PROCESS).exit()).isEqualTo(0);
+
+        // started again from another directory: the same data, the same history
+        Cli.Running second = fromB.start("server", "--port", Integer.toString(port));
+        JsonNode restarted = startLine(second);
+        assertThat(restarted.get("data_dir").asText()).isEqualTo(state.resolve("zookeeper").toString());
+        assertThat(restarted.get("initialized").asBoolean()).isFalse();
+        assertThat(run(fromB, port).exit()).as("delivered before the restart").isEqualTo(10);
+        assertThat(dir.resolve("a/oncegate-data")).doesNotExist();
+        assertThat(dir.resolve("b/oncegate-data")).doesNotExist();
+    }
+
+    @Test
+    void emptyDataDirWhereThisHostSawTheNamespace_isNotInitialised_untilAnOperatorSaysSo() throws Exception {
+        // Given a server that initialised its namespace, and a delivery through it
+        int port = freePort();
+        Cli.Running first = startServer(port, dir.resolve("zk-data"));
+        assertThat(startLine(first).get("initialized").asBoolean()).isTrue();
+        assertThat(run(port).exit()).isEqualTo(0);
+        first.process().destroy();
+        first.await(Timing.PROCESS);
+
+        // When a server starts at the same address on an empty data directory (moved, lost, mistyped)
+        Cli.Running second = startServer(port, dir.resolve("zk-data-elsewhere"));
+        JsonNode started = startLine(second);
+
+        // Then it serves but does not initialise: workers fail closed instead of delivering again
+        assertThat(started.get("initialized").asBoolean()).isFalse();
+        assertThat(started.get("init_refused").asText()).contains("saw namespace /oncegate", "oncegate init");
+        assertThat(second.stderr()).contains("not initialising");
+        Cli.Result stopped = run(port);
+        assertThat(stopped.exit()).as(stopped.toString()).isEqualTo(13);
+        assertThat(stopped.runJson().get("reason").asText()).isEqualTo("namespace_not_initialised");
+        assertThat(Files.readAllLines(dir.resolve("ledger"))).hasSize(1);
+
+        // and an explicit `oncegate init` is the operator's acknowledgement of a fresh start
+        Cli.Result init = cli.run("init", "--connect", "127.0.0.1:" + port);
+        assertThat(init.exit()).as(init.toString()).isEqualTo(0);
+        assertThat(run(port).exit()).isEqualTo(0);
+    }
+
+    @Test
+    void historyRestoredFromAnOlderCopy_stopsTheRunsOfAHostThatSawTheLaterOne() throws Exception {
+        // Given a copy of the server's data taken before this host delivered the effect (and others)
+        int port = freePort();
+        Path data = dir.resolve("zk-data");
+        Cli.Running server = startServer(port, data);
+        startLine(server);
+        server.process().destroy();
+        server.await(Timing.PROCESS);
+        Path backup = dir.resolve("zk-backup");
+        copyTree(data, backup);
+        server = startServer(port, data);
+        startLine(server);
+        assertThat(run(port).exit()).isEqualTo(0);
+        for (int i = 0; i < 3; i++) {
+            Path other = Files.writeString(dir.resolve("other-" + i + ".txt"), "another report " + i);
+            assertThat(run(port, other).exit()).isEqualTo(0);
+        }
+        server.process().destroy();
+        server.await(Timing.PROCESS);
+
+        // When the data is restored from that copy (same genesis, the delivery forgotten)
+        deleteTree(data);
+        copyTree(backup, data);
+        server = startServer(port, data);
+        startLine(server);
+
+        // Then this host's next run stops before arming, and nothing is delivered again
+        Cli.Result again = run(port);
+        assertThat(again.exit()).as(again.toString()).isEqualTo(13);
+        assertThat(again.runJson().get("reason").asText()).isEqualTo("zookeeper_rolled_back");
+        assertThat(Files.readAllLines(dir.resolve("ledger"))).hasSize(4);
+    }
+
     private Cli.Running startServer(int port, Path data) {
         return cli.start("server", "--port", Integer.toString(port), "--data-dir", data.toString(), "--bind", "127.0.0.1");
+    }
+
+    private static void copyTree(Path from, Path to) throws java.io.IOException {
+        try (java.util.stream.Stream<Path> files = Files.walk(from)) {
+            for (Path p : (Iterable<Path>) files::iterator) {
+                Path target = to.resolve(from.relativize(p).toString());
+                if (Files.isDirectory(p)) {
+                    Files.createDirectories(target);
+                } else {
+                    Files.copy(p, target);
+                }
+            }
+        }
+    }
+
+    private static void deleteTree(Path root) throws java.io.IOException {
+        try (java.util.stream.Stream<Path> files = Files.walk(root)) {
+            for (Path p : (Iterable<Path>) files.sorted(java.util.Comparator.reverseOrder())::iterator) {
+                Files.delete(p);
+            }
+        }
     }
 
     private JsonNode startLine(Cli.Running server) throws Exception {
@@ -79,8 +191,20 @@ class ServerRestartIT {
     }
 
     private Cli.Result run(int port) {
-        return cli.run("run", "--connect", "127.0.0.1:" + port, "--dest", "slack:C024BE91L", "--file", content.toString(),
-                "--", "sh", "-c", "echo \"$ONCEGATE_KEY $ONCEGATE_SCOPE\" >> ledger");
+        return run(cli, port);
+    }
+
+    private Cli.Result run(int port, Path file) {
+        return run(cli, port, file);
+    }
+
+    private Cli.Result run(Cli in, int port) {
+        return run(in, port, content);
+    }
+
+    private Cli.Result run(Cli in, int port, Path file) {
+        return in.run("run", "--connect", "127.0.0.1:" + port, "--dest", "slack:C024BE91L", "--file", file.toString(),
+                "--", "sh", "-c", "echo \"$ONCEGATE_KEY $ONCEGATE_SCOPE\" >> " + dir.resolve("ledger"));
     }
 
     private static int freePort() throws Exception {

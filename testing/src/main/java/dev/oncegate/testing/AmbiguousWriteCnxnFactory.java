@@ -11,6 +11,7 @@ import org.apache.curator.test.Compatibility;
 import org.apache.zookeeper.MultiOperationRecord;
 import org.apache.zookeeper.Op;
 import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.proto.CreateRequest;
 import org.apache.zookeeper.proto.SetDataRequest;
 import org.apache.zookeeper.server.DataNode;
 import org.apache.zookeeper.server.NIOServerCnxnFactory;
@@ -28,12 +29,16 @@ import org.slf4j.LoggerFactory;
  * unchanged; the fault switches itself off after one hit.
  *
  * <ul>
- *   <li>{@link #dropNextArmingReply()}: the next {@code multi} that creates {@code …/armed} —
+ *   <li>{@link #dropNextArmingReply()}: the next {@code multi} that creates {@code …/armed-ATTEMPT} —
  *       the arming write, which the gate must then treat as armed without invoking the action;</li>
+ *   <li>{@link #holdNextArmingRequest()}: the next arming {@code multi} is held before the server
+ *       applies it, until the test releases it (the executor's thread waits for the reply meanwhile);</li>
+ *   <li>{@link #dropNextCreate(String)}: the next plain {@code create} of a path with that suffix
+ *       (an operator's authorization, which a retried create must recognise);</li>
  *   <li>{@link #dropNextMultiCreating(String)}: the next {@code multi} creating a path with that
  *       suffix ({@code /outcome}: the outcome write, which the gate retries and must recognise);</li>
- *   <li>{@link #dropNextSetData(String)}: the next {@code setData} on a path with that suffix
- *       (a lease write on a scope, which the gate retries and must recognise).</li>
+ *   <li>{@link #dropNextSetData(String)}: the next {@code setData} on a path with that suffix, alone
+ *       or inside a {@code multi} (a lease write on a scope, which the gate retries and must recognise).</li>
  * </ul>
  *
  * <p>Selected with the system property {@code zookeeper.serverCnxnFactory} before a server
@@ -52,28 +57,66 @@ public final class AmbiguousWriteCnxnFactory extends NIOServerCnxnFactory {
     /** How long to wait for the write to be applied before closing the connection anyway. */
     private static final Duration APPLY_TIMEOUT = Duration.ofSeconds(10);
 
-    private enum Kind { MULTI_CREATE, SET_DATA }
+    private enum Kind { MULTI_CREATE, CREATE, SET_DATA }
 
-    private record Fault(Kind kind, String suffix) {
+    /** A chosen write: a path ending in {@code suffix}, or (for arming) whose name starts with {@code armed-}. */
+    private record Fault(Kind kind, String suffix, Hold hold) {
+        boolean matches(String path) {
+            return suffix == null ? path.substring(path.lastIndexOf('/') + 1).startsWith("armed-") : path.endsWith(suffix);
+        }
+    }
+
+    /**
+     * An arming request held before the server applies it: {@link #awaitHeld} until it arrived,
+     * then {@link #release} to let the server apply it and reply. Thread-safe.
+     */
+    public static final class Hold {
+        private final java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        private final java.util.concurrent.CountDownLatch released = new java.util.concurrent.CountDownLatch(1);
+
+        /** Waits until the request arrived at the server (and is being held); false on timeout. */
+        public boolean awaitHeld(Duration timeout) throws InterruptedException {
+            return held.await(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+
+        /** Lets the server apply the held request and reply. */
+        public void release() {
+            released.countDown();
+        }
     }
 
     /** Public no-argument constructor, for {@code ServerCnxnFactory.createFactory()}. */
     public AmbiguousWriteCnxnFactory() {
     }
 
-    /** Makes the next arming {@code multi} (one creating {@code …/armed}) lose its reply. */
+    /** Makes the next arming {@code multi} (one creating {@code …/armed-ATTEMPT}) lose its reply. */
     public static void dropNextArmingReply() {
-        dropNextMultiCreating("/armed");
+        FAULT.set(new Fault(Kind.MULTI_CREATE, null, null));
+    }
+
+    /**
+     * Holds the next arming {@code multi} before the server applies it, until the returned hold is
+     * released; the connection stays up, so the executor waits for its reply.
+     */
+    public static Hold holdNextArmingRequest() {
+        Hold hold = new Hold();
+        FAULT.set(new Fault(Kind.MULTI_CREATE, null, hold));
+        return hold;
     }
 
     /** Makes the next {@code multi} that creates a path ending in {@code suffix} lose its reply. */
     public static void dropNextMultiCreating(String suffix) {
-        FAULT.set(new Fault(Kind.MULTI_CREATE, Objects.requireNonNull(suffix, "suffix")));
+        FAULT.set(new Fault(Kind.MULTI_CREATE, Objects.requireNonNull(suffix, "suffix"), null));
+    }
+
+    /** Makes the next plain {@code create} of a path ending in {@code suffix} lose its reply. */
+    public static void dropNextCreate(String suffix) {
+        FAULT.set(new Fault(Kind.CREATE, Objects.requireNonNull(suffix, "suffix"), null));
     }
 
     /** Makes the next {@code setData} on a path ending in {@code suffix} lose its reply. */
     public static void dropNextSetData(String suffix) {
-        FAULT.set(new Fault(Kind.SET_DATA, Objects.requireNonNull(suffix, "suffix")));
+        FAULT.set(new Fault(Kind.SET_DATA, Objects.requireNonNull(suffix, "suffix"), null));
     }
 
     /** Switches the fault off without waiting for a hit. */
@@ -113,6 +156,20 @@ public final class AmbiguousWriteCnxnFactory extends NIOServerCnxnFactory {
             Fault fault = FAULT.get();
             // Parse before passing the request on: the pipeline reads (and caches) the same record.
             BooleanSupplier applied = fault == null ? null : match(fault, si);
+            if (applied != null && fault.hold() != null) {
+                if (FAULT.compareAndSet(fault, null)) {
+                    fault.hold().held.countDown();
+                    try {
+                        if (!fault.hold().released.await(APPLY_TIMEOUT.toMillis() * 6, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                            LOG.warn("a held arming request was never released; applying it now");
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                super.submitRequest(si);
+                return;
+            }
             super.submitRequest(si);
             if (applied == null || !FAULT.compareAndSet(fault, null)) {
                 return;
@@ -126,8 +183,8 @@ public final class AmbiguousWriteCnxnFactory extends NIOServerCnxnFactory {
                     break;
                 }
             }
-            LOG.warn("dropping the reply to {} on {} (applied: {})", Request.op2String(si.type), fault.suffix(),
-                    applied.getAsBoolean());
+            LOG.warn("dropping the reply to {} on {} (applied: {})", Request.op2String(si.type),
+                    fault.suffix() == null ? "armed-…" : fault.suffix(), applied.getAsBoolean());
             DROPPED.incrementAndGet();
             Compatibility.serverCnxnClose(si.cnxn);
         }
@@ -139,26 +196,43 @@ public final class AmbiguousWriteCnxnFactory extends NIOServerCnxnFactory {
                     MultiOperationRecord multi = si.readRequestRecord(MultiOperationRecord::new);
                     for (Op op : multi) {
                         if ((op.getType() == ZooDefs.OpCode.create || op.getType() == ZooDefs.OpCode.create2)
-                                && op.getPath().endsWith(fault.suffix())) {
+                                && fault.matches(op.getPath())) {
                             String path = op.getPath();
                             return () -> getZKDatabase().getNode(path) != null;
                         }
                     }
+                } else if (fault.kind() == Kind.CREATE && (si.type == ZooDefs.OpCode.create || si.type == ZooDefs.OpCode.create2)) {
+                    CreateRequest create = si.readRequestRecord(CreateRequest::new);
+                    if (fault.matches(create.getPath())) {
+                        String path = create.getPath();
+                        return () -> getZKDatabase().getNode(path) != null;
+                    }
                 } else if (fault.kind() == Kind.SET_DATA && si.type == ZooDefs.OpCode.setData) {
                     SetDataRequest set = si.readRequestRecord(SetDataRequest::new);
-                    if (set.getPath().endsWith(fault.suffix()) && set.getVersion() >= 0) {
-                        String path = set.getPath();
-                        int next = set.getVersion() + 1;
-                        return () -> {
-                            DataNode node = getZKDatabase().getNode(path);
-                            return node != null && node.stat.getVersion() >= next;
-                        };
+                    if (fault.matches(set.getPath()) && set.getVersion() >= 0) {
+                        return versionReached(set.getPath(), set.getVersion() + 1);
+                    }
+                } else if (fault.kind() == Kind.SET_DATA && si.type == ZooDefs.OpCode.multi) {
+                    // The gate's lease writes are multis: check the election node, then setData the scope.
+                    MultiOperationRecord multi = si.readRequestRecord(MultiOperationRecord::new);
+                    for (Op op : multi) {
+                        if (op.getType() == ZooDefs.OpCode.setData && fault.matches(op.getPath())
+                                && op.toRequestRecord() instanceof SetDataRequest set && set.getVersion() >= 0) {
+                            return versionReached(set.getPath(), set.getVersion() + 1);
+                        }
                     }
                 }
             } catch (IOException | RuntimeException e) {
                 LOG.warn("could not parse a {} request: {}", Request.op2String(si.type), e.toString());
             }
             return null;
+        }
+
+        private BooleanSupplier versionReached(String path, int version) {
+            return () -> {
+                DataNode node = getZKDatabase().getNode(path);
+                return node != null && node.stat.getVersion() >= version;
+            };
         }
 
         @Override

@@ -87,7 +87,7 @@ public final class AtMostOnceChecker {
                 if (crossed > 1) {
                     violations.add(h.key() + " scope " + scope.scope() + ": crossed " + crossed + " times");
                 }
-                boolean authorized = String.valueOf(scope.data().get("opened")).startsWith("auth-");
+                boolean authorized = String.valueOf(scope.data().get("opened")).startsWith("after-");
                 if (consumed && !authorized && crossed > 0) {
                     violations.add(h.key() + " scope " + scope.scope() + ": delivered after a consuming outcome without authorization");
                 }

@@ -11,15 +11,16 @@ import java.util.stream.Stream;
  * A private temporary directory per embedded server. ZooKeeper's embedded server writes a
  * generated configuration file next to its data directory and never removes it; giving every
  * server a directory of its own, removed on close, leaves nothing behind in the system's temp
- * directory. Stateless and thread-safe.
+ * directory. Public for the kit's other packages (the benchmark's server uses it too).
+ * Stateless and thread-safe.
  */
-final class Scratch {
+public final class Scratch {
 
     private Scratch() {
     }
 
     /** A new empty directory under the system temp directory. */
-    static Path create(String prefix) {
+    public static Path create(String prefix) {
         try {
             return Files.createTempDirectory(prefix);
         } catch (IOException e) {
@@ -28,7 +29,7 @@ final class Scratch {
     }
 
     /** {@code dir/name}, created. */
-    static Path child(Path dir, String name) {
+    public static Path child(Path dir, String name) {
         try {
             return Files.createDirectories(dir.resolve(name));
         } catch (IOException e) {
@@ -37,7 +38,7 @@ final class Scratch {
     }
 
     /** Removes {@code dir} and everything below it; what cannot be removed is left, silently. */
-    static void delete(Path dir) {
+    public static void delete(Path dir) {
         if (dir == null || !Files.exists(dir)) {
             return;
         }

@@ -44,7 +44,7 @@ class CuratorNamespaceFacadeTest extends ServerScenario {
         // Then exactly one delivery, recorded under /app<ns>, and later contenders stop sent
         assertThat(crossing).isInstanceOf(Crossing.Crossed.class);
         assertThat(provider.deliveries()).isEqualTo(1);
-        assertThat(rawB.checkExists().forPath("/app" + keyPath() + "/0/armed")).isNotNull();
+        assertThat(Scenarios.armedNode(rawB, "/app" + keyPath() + "/0")).isNotNull();
         assertThat(rawB.checkExists().forPath("/app" + keyPath() + "/0/outcome")).isNotNull();
         assertThat(rawB.checkExists().forPath(keyPath())).isNull();
         try (Attempt late = gateB.enter(key)) {

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * SPEC §3/§4.8 and §9 "informed redelivery with exactly one executor": an operator's
- * authorization (the zkCli recipe: a sequential {@code auth-} znode) opens one new scope on a
+ * authorization (the zkCli recipe: {@code create KEY/authorizations/after-<n> '{…}'}) opens one new scope on a
  * consumed key; it is used once.
  */
 class InformedRedeliveryTest extends ServerScenario {
@@ -35,9 +35,9 @@ class InformedRedeliveryTest extends ServerScenario {
         }
         assertThat(provider.deliveries()).isEqualTo(1);
 
-        // When an operator authorizes a redelivery (as with zkCli `create -s .../authorizations/auth- '{…}'`)
-        String auth = first.client().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL)
-                .forPath(keyPath() + "/authorizations/auth-",
+        // When an operator authorizes a redelivery (as with zkCli `create .../authorizations/after-0 '{…}'`)
+        String auth = first.client().create().withMode(CreateMode.PERSISTENT)
+                .forPath(keyPath() + "/authorizations/after-0",
                         "{\"by\":\"alice\",\"reason\":\"customer confirmed nothing arrived\"}".getBytes(StandardCharsets.UTF_8));
         // and several contenders enter at once
         List<Worker> workers = new ArrayList<>();
@@ -77,6 +77,7 @@ class InformedRedeliveryTest extends ServerScenario {
         assertThat(history.authorizations()).singleElement().satisfies(a -> {
             assertThat(a.name()).isEqualTo(authName);
             assertThat(a.usedBy()).isEqualTo(1);
+            assertThat(a.status()).isEqualTo("used");
             assertThat(a.record()).containsEntry("by", "alice");
         });
 

@@ -58,7 +58,7 @@ class NamespaceGenesisTest extends ServerScenario {
             a.cross(provider.verified());
         }
         // When the namespace's genesis vanishes (data lost) and a second effect is entered
-        w.client().delete().forPath(ns + "/genesis");
+        w.client().delete().deletingChildrenIfNeeded().forPath(ns + "/genesis");
         var other = Scenarios.freshKey();
         try (Attempt attempt = w.gate().enter(other)) {
             // Then the gate fails closed instead of treating the key as new
@@ -76,15 +76,15 @@ class NamespaceGenesisTest extends ServerScenario {
         Attempt attempt = track(w.gate().enter(key));
         assertThat(attempt.decision().proceeds()).isTrue();
         // When the genesis vanishes before it crosses
-        w.client().delete().forPath(ns + "/genesis");
+        w.client().delete().deletingChildrenIfNeeded().forPath(ns + "/genesis");
         Crossing crossing = attempt.cross(provider.verified());
-        // Then arming (which checks genesis) is refused and the action never ran
+        // Then arming (which checks the genesis id) is refused and the action never ran
         assertThat(crossing).isInstanceOfSatisfying(Crossing.Refused.class, r -> {
             assertThat(r.stop()).isInstanceOf(Decision.StopUnavailable.class);
-            assertThat(r.stop().reason()).isEqualTo(StopReason.NAMESPACE_NOT_INITIALISED);
+            assertThat(r.stop().reason()).isEqualTo(StopReason.NAMESPACE_REPLACED);
         });
         assertThat(provider.deliveries()).isZero();
-        assertThat(w.client().checkExists().forPath(keyPath() + "/0/armed")).isNull();
+        assertThat(Scenarios.armedNode(w.client(), keyPath() + "/0")).isNull();
     }
 
     @Test

@@ -63,7 +63,7 @@ class PermissionDeniedTest extends ServerScenario {
         }
         assertThat(provider.deliveries()).isZero();
         // and nothing was armed (read as the operator)
-        assertThat(operator.checkExists().forPath(keyPath() + "/0/armed")).isNull();
+        assertThat(Scenarios.armedNode(operator, keyPath() + "/0")).isNull();
         assertThat(operator.getACL().forPath(keyPath())).isEqualTo(operatorOnly());
     }
 
@@ -81,7 +81,7 @@ class PermissionDeniedTest extends ServerScenario {
                     s -> assertThat(s.reason()).isEqualTo(StopReason.PERMISSION_DENIED));
         }
         assertThat(provider.deliveries()).isZero();
-        assertThat(operator.checkExists().forPath(keyPath() + "/0/armed")).isNull();
+        assertThat(Scenarios.armedNode(operator, keyPath() + "/0")).isNull();
         assertThat(operator.checkExists().forPath(keyPath() + "/1")).isNull();
     }
 
@@ -107,6 +107,6 @@ class PermissionDeniedTest extends ServerScenario {
         // well before an election could have timed out (a generous bound: a loaded CI machine is slow)
         assertThat(java.time.Duration.ofNanos(System.nanoTime() - started)).isLessThan(Timing.scaled(10_000));
         assertThat(provider.deliveries()).isZero();
-        assertThat(operator.checkExists().forPath(keyPath() + "/0/armed")).isNull();
+        assertThat(Scenarios.armedNode(operator, keyPath() + "/0")).isNull();
     }
 }

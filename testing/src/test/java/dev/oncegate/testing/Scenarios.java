@@ -43,6 +43,12 @@ final class Scenarios {
         return outcome == null ? null : (String) outcome.get("outcome");
     }
 
+    /** The task id in a record's {@code by} (an armed or outcome record as {@code inspect} gives it). */
+    @SuppressWarnings("unchecked")
+    static String taskOf(Map<String, Object> record) {
+        return record == null ? null : (String) ((Map<String, Object>) record.get("by")).get("task");
+    }
+
     static void eventually(String what, BooleanSupplier condition) {
         await(what).atMost(Timing.EVENTUALLY).pollInterval(Duration.ofMillis(50)).until(condition::getAsBoolean);
     }
@@ -54,6 +60,21 @@ final class Scenarios {
             return children.size();
         } catch (KeeperException.NoNodeException e) {
             return 0;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * The armed record of a scope ({@code SCOPE/armed-ATTEMPT}: named by the attempt that armed),
+     * or null when the scope was never armed or does not exist.
+     */
+    static String armedNode(CuratorFramework client, String scopePath) {
+        try {
+            return client.getChildren().forPath(scopePath).stream().filter(c -> c.startsWith("armed-"))
+                    .map(c -> scopePath + "/" + c).findFirst().orElse(null);
+        } catch (KeeperException.NoNodeException e) {
+            return null;
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }

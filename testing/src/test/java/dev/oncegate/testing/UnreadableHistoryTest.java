@@ -42,7 +42,7 @@ class UnreadableHistoryTest extends ServerScenario {
         assertUnreadable(worker("task-b"), keyPath() + "/0");
         assertThat(provider.deliveries()).isZero();
         assertThat(Scenarios.read(w.client(), keyPath() + "/0")).isEqualTo(GARBAGE);
-        assertThat(Scenarios.exists(w.client(), keyPath() + "/0/armed")).isFalse();
+        assertThat(Scenarios.armedNode(w.client(), keyPath() + "/0")).isNull();
     }
 
     @Test
@@ -51,7 +51,7 @@ class UnreadableHistoryTest extends ServerScenario {
         w.client().setData().forPath(keyPath(), GARBAGE);
         assertUnreadable(worker("task-b"), keyPath());
         assertThat(provider.deliveries()).isZero();
-        assertThat(Scenarios.exists(w.client(), keyPath() + "/0/armed")).isFalse();
+        assertThat(Scenarios.armedNode(w.client(), keyPath() + "/0")).isNull();
     }
 
     @Test

@@ -1,0 +1,45 @@
+package dev.oncegate;
+
+import org.apache.zookeeper.data.Stat;
+
+/**
+ * An operator's authorization to redeliver after the consumed scope {@code after}, as read from
+ * {@code KEY/authorizations/after-<n>}: absent, present (parsed), or present but unreadable.
+ * Immutable.
+ *
+ * @param path     the authorization's znode
+ * @param after    the consumed scope it follows
+ * @param presence absent, present or unreadable
+ * @param record   the parsed record when present, else null
+ * @param version  the znode's data version (-1 when absent)
+ * @param czxid    the zxid of its creation (0 when absent): an authorization created before its
+ *                 scope was consumed was not an informed decision about that scope, and is never honoured
+ * @param problem  why it cannot be read, when unreadable
+ */
+record AuthorizationView(String path, int after, Presence presence, Records.Authorization record, int version,
+                         long czxid, String problem) {
+
+    enum Presence { ABSENT, PRESENT, UNREADABLE }
+
+    static AuthorizationView absent(String path, int after) {
+        return new AuthorizationView(path, after, Presence.ABSENT, null, -1, 0, null);
+    }
+
+    static AuthorizationView present(String path, int after, Stat stat, Records.Authorization record) {
+        return new AuthorizationView(path, after, Presence.PRESENT, record, stat.getVersion(), stat.getCzxid(), null);
+    }
+
+    static AuthorizationView unreadable(String path, int after, Stat stat, String problem) {
+        return new AuthorizationView(path, after, Presence.UNREADABLE, null, stat.getVersion(), stat.getCzxid(), problem);
+    }
+
+    /**
+     * Whether this authorization opens the scope after {@code consumed}: present, readable, and
+     * created after the scope was consumed (its czxid above the arming write's zxid, which is the
+     * scope znode's last write).
+     */
+    boolean honours(ScopeView consumed) {
+        return presence == Presence.PRESENT && consumed.state().consumed() && consumed.scope() == after
+                && czxid > consumed.mzxid();
+    }
+}

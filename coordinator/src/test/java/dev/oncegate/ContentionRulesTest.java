@@ -1,0 +1,258 @@
+package dev.oncegate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.time.Instant;
+
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The contention rules on their own: no ZooKeeper, no threads, a clock that is just an
+ * {@link Instant} the test moves. Each test is one situation and the step it must give.
+ */
+class ContentionRulesTest {
+
+    static final Duration TTL = Duration.ofSeconds(10);
+    static final Instant T0 = Instant.parse("2026-11-30T12:00:00Z");
+    static final String NODE = "/ns/keys/ab/cd/k/0/latch/_c_x-latch-0000000001";
+    static final Records.Actor HOLDER = new Records.Actor("task-a", "host-a", 1, "a1b2c3d4e5f60718");
+
+    // ---- scopes -------------------------------------------------------------------------------
+
+    static ScopeView open(int version) {
+        return view(0, new Records.Scope("initial", T0, null, false), version, 100, null);
+    }
+
+    static ScopeView leased(int version, Instant expires) {
+        Records.Lease lease = new Records.Lease(HOLDER, "1f", "/ns/keys/ab/cd/k/0/latch/_c_h-latch-0000000000",
+                expires.toEpochMilli());
+        return view(0, new Records.Scope("initial", T0, lease, false), version, 100, null);
+    }
+
+    static ScopeView armed(long mzxid) {
+        Records.Lease lease = new Records.Lease(HOLDER, "1f", NODE, T0.plus(TTL).toEpochMilli());
+        return view(0, new Records.Scope("initial", T0, lease, true), 2, mzxid, null);
+    }
+
+    static ScopeView withOutcome(Outcome outcome, long mzxid) {
+        Records.Lease lease = new Records.Lease(HOLDER, "1f", NODE, T0.plus(TTL).toEpochMilli());
+        Records.OutcomeRecord record = new Records.OutcomeRecord(outcome, "receipt", HOLDER, new FencingToken(1, 90), T0);
+        return view(0, new Records.Scope("initial", T0, lease, true), 2, mzxid, record);
+    }
+
+    static ScopeView view(int n, Records.Scope data, int version, long mzxid, Records.OutcomeRecord outcome) {
+        return new ScopeView(n, "/ns/keys/ab/cd/k/" + n, data, version, mzxid, null, outcome);
+    }
+
+    static AuthorizationView authorization(long czxid) {
+        Stat stat = new Stat();
+        stat.setCzxid(czxid);
+        return AuthorizationView.present("/ns/keys/ab/cd/k/authorizations/after-0", 0, stat,
+                new Records.Authorization("alice", "resend", null, null, null, null));
+    }
+
+    // ---- situations ---------------------------------------------------------------------------
+
+    record Given(ScopeView view, AuthorizationView auth, ContentionRules.Election election,
+                 ContentionRules.Observations seen, Boolean holder, Instant now, Duration waitFor) {
+
+        static Given scope(ScopeView view) {
+            return new Given(view, null, ContentionRules.Election.NONE, ContentionRules.Observations.NONE.observe(view, false, T0),
+                    null, T0, Duration.ZERO);
+        }
+
+        Given authorized(AuthorizationView a) {
+            return new Given(view, a, election, seen, holder, now, waitFor);
+        }
+
+        Given joined(boolean leader) {
+            return new Given(view, auth, new ContentionRules.Election(true, leader, NODE), seen, holder, now, waitFor);
+        }
+
+        Given joinedWithoutNodeSince(Instant since) {
+            ContentionRules.Observations o = ContentionRules.Observations.NONE.observe(view, true, since);
+            return new Given(view, auth, new ContentionRules.Election(true, false, null), o, holder, now, waitFor);
+        }
+
+        Given holderPresent(boolean present) {
+            return new Given(view, auth, election, seen, present, now, waitFor);
+        }
+
+        Given waiting(Duration w) {
+            return new Given(view, auth, election, seen, holder, now, w);
+        }
+
+        Given at(Instant t) {
+            return new Given(view, auth, election, seen, holder, t, waitFor);
+        }
+
+        ContentionRules.Step step() {
+            return ContentionRules.next(new ContentionRules.Situation(view, auth, election, seen, holder, now,
+                    T0.plus(waitFor), !waitFor.isZero(), TTL));
+        }
+    }
+
+    static Decision.Stop stopOf(ContentionRules.Step step) {
+        assertThat(step).isInstanceOf(ContentionRules.Stop.class);
+        return ((ContentionRules.Stop) step).stop();
+    }
+
+    // ---- consumed scopes and authorizations -----------------------------------------------------
+
+    @Test
+    void notSent_advancesToTheNextScope() {
+        assertThat(Given.scope(withOutcome(Outcome.NOT_SENT, 100)).step()).isInstanceOf(ContentionRules.Advance.class);
+    }
+
+    @Test
+    void sentVerified_withoutAuthorization_stopsSent() {
+        Decision.Stop stop = stopOf(Given.scope(withOutcome(Outcome.SENT_VERIFIED, 100)).step());
+        assertThat(stop).isInstanceOf(Decision.StopSent.class);
+        assertThat(stop.reason()).isEqualTo(StopReason.SENT_VERIFIED);
+    }
+
+    @Test
+    void consumed_authorizationCreatedAfterArming_opensTheNextScope() {
+        ContentionRules.Step step = Given.scope(withOutcome(Outcome.SEND_STATUS_UNKNOWN, 100)).authorized(authorization(101)).step();
+        assertThat(step).isInstanceOfSatisfying(ContentionRules.OpenAuthorized.class,
+                o -> assertThat(o.authorization().after()).isZero());
+    }
+
+    @Test
+    void consumed_authorizationCreatedBeforeArming_isNeverHonoured() {
+        Decision.Stop stop = stopOf(Given.scope(withOutcome(Outcome.SENT_VERIFIED, 100)).authorized(authorization(99)).step());
+        assertThat(stop).isInstanceOf(Decision.StopSent.class);
+    }
+
+    @Test
+    void consumed_unreadableAuthorization_failsClosed() {
+        Stat stat = new Stat();
+        stat.setCzxid(200);
+        AuthorizationView broken = AuthorizationView.unreadable("/ns/keys/ab/cd/k/authorizations/after-0", 0, stat, "not JSON");
+        Decision.Stop stop = stopOf(Given.scope(withOutcome(Outcome.SENT_VERIFIED, 100)).authorized(broken).step());
+        assertThat(stop).isInstanceOf(Decision.StopUnavailable.class);
+        assertThat(stop.reason()).isEqualTo(StopReason.UNREADABLE_RECORD);
+        assertThat(stop.evidence().path()).endsWith("/authorizations/after-0");
+    }
+
+    @Test
+    void armed_waiting_waitsForTheOutcome_elseStopsUnknown() {
+        Given armed = Given.scope(armed(100));
+        assertThat(armed.waiting(Duration.ofSeconds(5)).step()).isEqualTo(new ContentionRules.Wait(T0.plusSeconds(5)));
+        Decision.Stop stop = stopOf(armed.step());
+        assertThat(stop.reason()).isEqualTo(StopReason.ARMED_WITHOUT_OUTCOME);
+    }
+
+    @Test
+    void armed_withAnAuthorizationAfterArming_opensTheNextScope() {
+        assertThat(Given.scope(armed(100)).authorized(authorization(150)).waiting(Duration.ofSeconds(5)).step())
+                .isInstanceOf(ContentionRules.OpenAuthorized.class);
+    }
+
+    // ---- open and leased scopes -------------------------------------------------------------------
+
+    @Test
+    void notJoined_joinsTheElection() {
+        assertThat(Given.scope(open(0)).step()).isInstanceOf(ContentionRules.Join.class);
+    }
+
+    @Test
+    void leasedAndNotWaiting_stopsBusyWithoutJoining() {
+        Decision.Stop stop = stopOf(Given.scope(leased(1, T0.plus(TTL))).step());
+        assertThat(stop).isInstanceOf(Decision.StopBusy.class);
+        assertThat(stop.reason()).isEqualTo(StopReason.EXECUTOR_ACTIVE);
+    }
+
+    @Test
+    void openAndLeader_takesTheLeaseWithItsElectionNode() {
+        assertThat(Given.scope(open(0)).joined(true).step()).isEqualTo(new ContentionRules.TakeLease(null, NODE));
+    }
+
+    @Test
+    void openAndNotLeader_waitsOneTtl_thenTakesTheStalledScope_thenGivesUpAfterTwo() {
+        Given follower = Given.scope(open(0)).joined(false);
+        assertThat(follower.step()).isEqualTo(new ContentionRules.Wait(T0.plus(TTL)));
+        assertThat(follower.at(T0.plus(TTL)).step())
+                .isEqualTo(new ContentionRules.TakeLease(ContentionRules.STALLED_ELECTION, NODE));
+    }
+
+    @Test
+    void openForTwoTtls_withoutAnElectionNode_stopsBusyWaitExpired() {
+        Given follower = Given.scope(open(0)).joined(false);
+        ContentionRules.Situation late = new ContentionRules.Situation(follower.view(), null,
+                new ContentionRules.Election(true, false, null), follower.seen(), null, T0.plus(TTL.multipliedBy(2)),
+                T0, false, TTL);
+        Decision.Stop stop = stopOf(ContentionRules.next(late));
+        assertThat(stop.reason()).isEqualTo(StopReason.WAIT_EXPIRED);
+    }
+
+    @Test
+    void leaseLapsedByItsExpiry_anyContenderTakesItOver() {
+        Given g = Given.scope(leased(1, T0.minusMillis(1))).joined(false).waiting(Duration.ofSeconds(30));
+        assertThat(g.step()).isEqualTo(new ContentionRules.TakeLease(ContentionRules.LAPSED, NODE));
+    }
+
+    @Test
+    void holderWithAFastClock_unchangedForATtlOnOurClock_isTakenOver() {
+        // The holder's clock runs an hour ahead: its lease "expires" an hour from now.
+        Given g = Given.scope(leased(1, T0.plus(Duration.ofHours(1)).plus(TTL))).joined(false).waiting(Duration.ofMinutes(5));
+        assertThat(g.step()).isEqualTo(new ContentionRules.Wait(T0.plus(TTL)));
+        assertThat(g.at(T0.plus(TTL)).step()).isEqualTo(new ContentionRules.TakeLease(ContentionRules.UNRENEWED, NODE));
+    }
+
+    @Test
+    void renewedLease_restartsTheContendersOwnClock() {
+        ContentionRules.Observations first = ContentionRules.Observations.NONE.observe(leased(1, T0.plus(TTL)), false, T0);
+        ContentionRules.Observations renewed = first.observe(leased(2, T0.plus(TTL)), false, T0.plusSeconds(9));
+        assertThat(renewed.since()).isEqualTo(T0.plusSeconds(9));
+        assertThat(renewed.observe(leased(2, T0.plus(TTL)), false, T0.plusSeconds(12)).since()).isEqualTo(T0.plusSeconds(9));
+    }
+
+    @Test
+    void leaderOnALiveLease_looksUpTheHolder_andTakesOverOnlyWhenItsElectionNodeIsGone() {
+        Given leader = Given.scope(leased(1, T0.plus(TTL))).joined(true).waiting(Duration.ofSeconds(30));
+        assertThat(leader.step()).isInstanceOf(ContentionRules.CheckHolder.class);
+        assertThat(leader.holderPresent(false).step()).isEqualTo(new ContentionRules.TakeLease(ContentionRules.ABANDONED, NODE));
+        assertThat(leader.holderPresent(true).step()).isEqualTo(new ContentionRules.Wait(T0.plus(TTL)));
+    }
+
+    @Test
+    void leasedAndWaitRunsOut_stopsBusyWaitExpired() {
+        Given g = Given.scope(leased(1, T0.plus(TTL))).joined(false).waiting(Duration.ofSeconds(1)).at(T0.plusSeconds(1));
+        Decision.Stop stop = stopOf(g.step());
+        assertThat(stop).isInstanceOf(Decision.StopBusy.class);
+        assertThat(stop.reason()).isEqualTo(StopReason.WAIT_EXPIRED);
+    }
+
+    @Test
+    void electedButOwnNodeNotKnownYet_pollsInsteadOfTakingTheLease() {
+        Given g = Given.scope(open(0));
+        ContentionRules.Situation s = new ContentionRules.Situation(g.view(), null, new ContentionRules.Election(true, true, null),
+                g.seen(), null, T0, T0, false, TTL);
+        assertThat(ContentionRules.next(s)).isEqualTo(new ContentionRules.Wait(T0.plus(ContentionRules.NODE_POLL)));
+    }
+
+    // ---- a missing election node ------------------------------------------------------------------
+
+    @Test
+    void electionNodeMissing_lessThanTheGrace_polls_thenAsksZooKeeper_neverStopsOnTimeAlone() {
+        Given missing = Given.scope(open(0)).joinedWithoutNodeSince(T0);
+        assertThat(missing.step()).isEqualTo(new ContentionRules.Wait(T0.plus(ContentionRules.NODE_POLL)));
+        ContentionRules.Step later = missing.at(T0.plus(ContentionRules.ELECTION_NODE_GRACE)).step();
+        assertThat(later).isInstanceOf(ContentionRules.ProbeElection.class);
+        // Past the election window it gives up busy (a liveness bound), never "permission denied" by time alone.
+        Decision.Stop stop = stopOf(missing.at(T0.plus(Duration.ofMinutes(10))).step());
+        assertThat(stop).isInstanceOf(Decision.StopBusy.class);
+        assertThat(stop.reason()).isEqualTo(StopReason.WAIT_EXPIRED);
+    }
+
+    @Test
+    void electionNodeMissing_afterZooKeeperPermittedIt_getsAnotherGrace() {
+        ContentionRules.Observations seen = ContentionRules.Observations.NONE.observe(open(0), true, T0)
+                .permitted(T0.plus(ContentionRules.ELECTION_NODE_GRACE));
+        assertThat(seen.nodeMissingSince()).isEqualTo(T0.plus(ContentionRules.ELECTION_NODE_GRACE));
+        assertThat(seen.observe(open(0), false, T0.plusSeconds(3)).nodeMissingSince()).isNull();
+    }
+}

@@ -1,0 +1,247 @@
+package dev.oncegate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.CreateMode;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The protocol's writes, one by one, against a real server: a version alone cannot tell a
+ * recreated znode from the one a token was issued for, so every executor write must fail once
+ * the incarnation it was decided in is gone — even when the new incarnation's version matches.
+ */
+class IncarnationBindingTest {
+
+    static TestServer zk;
+    static CuratorFramework client;
+
+    @TempDir
+    static Path serverDir;
+
+    String ns;
+    ScopeProtocol protocol;
+    String genesisId;
+    EffectKey key;
+    String keyPath;
+
+    @BeforeAll
+    static void start() throws Exception {
+        zk = TestServer.start(serverDir);
+        client = zk.client();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        zk.close();
+    }
+
+    @BeforeEach
+    void namespace() throws Exception {
+        ns = "/incarnation-" + UUID.randomUUID();
+        protocol = new ScopeProtocol(client, ns, Clock.systemUTC(), zxid -> { });
+        genesisId = protocol.createGenesis().genesis().id();
+        key = EffectKey.of(Destination.stable("slack", "C1"), UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8));
+        keyPath = Layout.keyPath(ns, key.key());
+        protocol.ensureKey(key, genesisId);
+    }
+
+    /** An election node of our own under the scope, as LeaderLatch would create it. */
+    String electionNode(int scope) throws Exception {
+        return client.create().creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                .forPath(Layout.latch(Layout.scope(keyPath, scope)) + "/_c_test-latch-");
+    }
+
+    static Records.Scope lease(String attempt, String node) {
+        return new Records.Scope("initial", Instant.now(), new Records.Lease(new Records.Actor("t", "h", 1, attempt), "1",
+                node, Instant.now().plusSeconds(30).toEpochMilli()), false);
+    }
+
+    static Records.Armed armedRecord(String attempt, FencingToken token) {
+        return new Records.Armed(new Records.Actor("t", "h", 1, attempt), "1", token, List.of(), Instant.now());
+    }
+
+    /** deleteall KEY, then a fresh key with the same name: scope 0 starts again at version 0. */
+    void recreateKey() throws Exception {
+        client.delete().deletingChildrenIfNeeded().forPath(keyPath);
+        protocol.ensureKey(key, genesisId);
+    }
+
+    @Test
+    void genesisMarker_isWrittenWithTheGenesis_andInitAddsItToAnOldGenesis() throws Exception {
+        assertThat(protocol.genesisMarkerExists(genesisId)).isTrue();
+        client.delete().forPath(Layout.genesisMarker(ns, genesisId));
+
+        ScopeProtocol.GenesisResult again = protocol.createGenesis();
+
+        assertThat(again.created()).isFalse();
+        assertThat(again.genesis().id()).isEqualTo(genesisId);
+        assertThat(protocol.genesisMarkerExists(genesisId)).isTrue();
+    }
+
+    @Test
+    void keyCreation_inAReinitialisedNamespace_isRefused() throws Exception {
+        client.delete().deletingChildrenIfNeeded().forPath(ns);
+        new ScopeProtocol(client, ns, Clock.systemUTC(), z -> { }).createGenesis(); // another genesis id
+
+        assertThatThrownBy(() -> protocol.ensureKey(key, genesisId)).isInstanceOfSatisfying(StopException.class,
+                e -> assertThat(e.stop().reason()).isEqualTo(StopReason.NAMESPACE_REPLACED));
+        assertThat(client.checkExists().forPath(keyPath)).isNull();
+    }
+
+    @Test
+    void leaseCas_decidedOnAReadOfTheOldIncarnation_failsOnTheNewOneEvenAtTheSameVersion() throws Exception {
+        // Given a contender whose election node existed before it read scope 0 at version 0
+        String staleNode = electionNode(0);
+        ScopeView read = protocol.readScope(keyPath, 0, null);
+        assertThat(read.version()).isZero();
+        // When the key is deleted and recreated: the new scope 0 is again at version 0
+        recreateKey();
+        assertThat(protocol.readScope(keyPath, 0, null).version()).isZero();
+
+        // Then the CAS bound to the old election node fails, and the new scope is untouched
+        ScopeProtocol.LeaseWrite write = protocol.writeLease(read.path(), 0, lease("a", staleNode), staleNode);
+        assertThat(write.written()).isFalse();
+        assertThat(write.refusal()).isEqualTo(ScopeProtocol.LeaseRefusal.ELECTION_NODE_GONE);
+        assertThat(protocol.readScope(keyPath, 0, null).data().lease()).isNull();
+    }
+
+    @Test
+    void leaseCas_inItsOwnIncarnation_takesTheLease_andAStaleVersionIsFenced() throws Exception {
+        String node = electionNode(0);
+        ScopeProtocol.LeaseWrite first = protocol.writeLease(Layout.scope(keyPath, 0), 0, lease("a", node), node);
+        ScopeProtocol.LeaseWrite stale = protocol.writeLease(Layout.scope(keyPath, 0), 0, lease("b", node), node);
+
+        assertThat(first.token().version()).isEqualTo(1);
+        assertThat(stale.refusal()).isEqualTo(ScopeProtocol.LeaseRefusal.VERSION_MOVED);
+    }
+
+    @Test
+    void arming_afterTheNamespaceWasReinitialised_isRefusedAtTheGenesisId() throws Exception {
+        String node = electionNode(0);
+        String scopePath = Layout.scope(keyPath, 0);
+        Records.Scope leased = lease("a", node);
+        FencingToken token = protocol.writeLease(scopePath, 0, leased, node).token();
+        // the genesis is replaced, the keys stay (an operator re-initialised after a restore)
+        client.delete().deletingChildrenIfNeeded().forPath(Layout.genesis(ns));
+        new ScopeProtocol(client, ns, Clock.systemUTC(), z -> { }).createGenesis();
+
+        ScopeProtocol.Arming arming = protocol.arm(scopePath, token, node, genesisId, armedScope(leased),
+                armedRecord("a", token), Duration.ofSeconds(10));
+
+        assertThat(arming.refusal()).isEqualTo(ScopeProtocol.ArmRefusal.NAMESPACE_REPLACED);
+        assertThat(client.getChildren().forPath(scopePath)).noneMatch(c -> c.startsWith("armed-"));
+    }
+
+    @Test
+    void arming_withTheElectionNodeGone_isRefused_evenThoughTheVersionMatches() throws Exception {
+        String node = electionNode(0);
+        String scopePath = Layout.scope(keyPath, 0);
+        Records.Scope leased = lease("a", node);
+        FencingToken token = protocol.writeLease(scopePath, 0, leased, node).token();
+        client.delete().forPath(node); // its session ended, or the key was deleted
+
+        ScopeProtocol.Arming arming = protocol.arm(scopePath, token, node, genesisId, armedScope(leased),
+                armedRecord("a", token), Duration.ofSeconds(10));
+
+        assertThat(arming.refusal()).isEqualTo(ScopeProtocol.ArmRefusal.ELECTION_NODE_GONE);
+        assertThat(protocol.readScope(keyPath, 0, null).data().armed()).isFalse();
+    }
+
+    @Test
+    void outcome_ofAnExecutorFromTheOldIncarnation_neverLandsInTheRecreatedScope() throws Exception {
+        // Given executor A armed scope 0 (version 2) and is inside its action
+        String scopePath = Layout.scope(keyPath, 0);
+        int armedA = armAs("a");
+        // When the key is deleted and recreated, and executor B arms the new scope 0 — at the same version
+        recreateKey();
+        int armedB = armAs("b");
+        assertThat(armedB).isEqualTo(armedA);
+
+        // Then A's outcome (not_sent, which would also open scope 1) is refused: its armed record is gone
+        ScopeProtocol.OutcomeWrite a = protocol.recordOutcome(keyPath, 0, armedA, Layout.armed(scopePath, "a"),
+                outcome(Outcome.NOT_SENT, "a"));
+        assertThat(a).isEqualTo(ScopeProtocol.OutcomeWrite.ARMED_RECORD_GONE);
+        assertThat(client.checkExists().forPath(Layout.outcome(scopePath))).isNull();
+        assertThat(client.checkExists().forPath(Layout.scope(keyPath, 1))).isNull();
+        // and B's is recorded
+        assertThat(protocol.recordOutcome(keyPath, 0, armedB, Layout.armed(scopePath, "b"), outcome(Outcome.SENT_VERIFIED, "b")))
+                .isEqualTo(ScopeProtocol.OutcomeWrite.RECORDED);
+        assertThat(protocol.readScope(keyPath, 0, null).outcome().by().attempt()).isEqualTo("b");
+    }
+
+    @Test
+    void outcome_afterTheScopeWasRewritten_isNotRecorded() throws Exception {
+        String scopePath = Layout.scope(keyPath, 0);
+        int armed = armAs("a");
+        byte[] data = client.getData().forPath(scopePath);
+        client.setData().forPath(scopePath, data); // same bytes, new version
+
+        assertThat(protocol.recordOutcome(keyPath, 0, armed, Layout.armed(scopePath, "a"), outcome(Outcome.SENT_VERIFIED, "a")))
+                .isEqualTo(ScopeProtocol.OutcomeWrite.SCOPE_CHANGED);
+        assertThat(client.checkExists().forPath(Layout.outcome(scopePath))).isNull();
+    }
+
+    @Test
+    void notSentOutcome_whenAnAuthorizationOpenedTheNextScopeAlready_isRecordedWithoutIt() throws Exception {
+        String scopePath = Layout.scope(keyPath, 0);
+        int armed = armAs("a");
+        client.create().forPath(Layout.authorization(keyPath, 0), "{\"by\":\"ops\",\"reason\":\"lost\"}".getBytes(StandardCharsets.UTF_8));
+        ScopeView consumed = protocol.readScope(keyPath, 0, null);
+        assertThat(protocol.openAuthorizedScope(keyPath, consumed, protocol.readAuthorization(keyPath, 0)))
+                .isEqualTo(ScopeProtocol.Opening.OPENED);
+
+        assertThat(protocol.recordOutcome(keyPath, 0, armed, Layout.armed(scopePath, "a"), outcome(Outcome.NOT_SENT, "a")))
+                .isEqualTo(ScopeProtocol.OutcomeWrite.RECORDED);
+        assertThat(protocol.readScope(keyPath, 0, null).state()).isEqualTo(ScopeView.State.NOT_SENT);
+        assertThat(protocol.readScope(keyPath, 1, null).data().opened()).isEqualTo("after-0");
+    }
+
+    @Test
+    void authorizedOpening_boundToTheAuthorizationAsRead_opensNothingWhenItWasReplaced() throws Exception {
+        armAs("a");
+        String auth = Layout.authorization(keyPath, 0);
+        client.create().forPath(auth, "{\"by\":\"ops\",\"reason\":\"lost\"}".getBytes(StandardCharsets.UTF_8));
+        AuthorizationView read = protocol.readAuthorization(keyPath, 0);
+        client.setData().forPath(auth, "{\"by\":\"mallory\",\"reason\":\"x\"}".getBytes(StandardCharsets.UTF_8));
+
+        assertThat(protocol.openAuthorizedScope(keyPath, protocol.readScope(keyPath, 0, null), read))
+                .isEqualTo(ScopeProtocol.Opening.CHANGED);
+        assertThat(client.checkExists().forPath(Layout.scope(keyPath, 1))).isNull();
+    }
+
+    /** Takes the lease of scope 0 and arms it as {@code attempt}; returns the armed version. */
+    int armAs(String attempt) throws Exception {
+        String node = electionNode(0);
+        String scopePath = Layout.scope(keyPath, 0);
+        ScopeView view = protocol.readScope(keyPath, 0, null);
+        Records.Scope leased = lease(attempt, node);
+        FencingToken token = protocol.writeLease(scopePath, view.version(), leased, node).token();
+        ScopeProtocol.Arming arming = protocol.arm(scopePath, token, node, genesisId, armedScope(leased),
+                armedRecord(attempt, token), Duration.ofSeconds(10));
+        assertThat(arming.armed()).as("arming as " + attempt).isTrue();
+        assertThat(client.checkExists().forPath(Layout.armed(scopePath, attempt))).isNotNull();
+        return arming.armedVersion();
+    }
+
+    static Records.Scope armedScope(Records.Scope leased) {
+        return new Records.Scope(leased.opened(), leased.at(), leased.lease(), true);
+    }
+
+    static Records.OutcomeRecord outcome(Outcome o, String attempt) {
+        return new Records.OutcomeRecord(o, "test", new Records.Actor("t", "h", 1, attempt), new FencingToken(1, 1), Instant.now());
+    }
+}

@@ -1,0 +1,70 @@
+package dev.oncegate.bench;
+
+import java.util.Comparator;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * The report as Markdown: one row per workload and arm (medians over the trials, the rate's
+ * min–max beside it; costs per unit, counted at the server), the memory phase, the ratios.
+ *
+ * <p>Stateless; thread-safe.
+ */
+final class MarkdownTable {
+
+    private MarkdownTable() {
+    }
+
+    static String render(Report report) {
+        StringBuilder md = new StringBuilder();
+        Report.Environment env = report.environment();
+        Report.Settings settings = report.settings();
+        md.append(String.format(Locale.ROOT, "## oncegate-bench %s%n%n", report.started()));
+        md.append(String.format(Locale.ROOT, "JDK %s, %s, %d CPUs, max heap %d MB; ZooKeeper %s, Curator %s, one standalone"
+                        + " server in-process, fsync %s (%,d fsyncs); seed %d; %d trials of %.2f s per arm, arms interleaved"
+                        + " (%s); load average %s. Costs are per unit, counted at the server; rates and latencies are medians"
+                        + " over the trials.%n%n", env.java(), env.os(), env.cpus(), env.maxHeapBytes() >> 20, env.zookeeper(),
+                env.curator(), env.fsync() ? "on" : "OFF", env.fsyncsObserved(), report.seed(), settings.trials(),
+                settings.trialSeconds(), settings.order(), env.loadAverage()));
+        md.append("| workload | arm | rate/s (min–max) | p50 ms | p99 ms | p99.9 ms | txns | requests | watches fired"
+                + " | threads | errors logged | undecided | requests by type |\n");
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for (Report.WorkloadResult w : report.workloads()) {
+            for (Report.ArmResult a : w.arms()) {
+                Report.Summary s = a.summary();
+                md.append(String.format(Locale.ROOT, "| %s (%s) | %s | %s (%s–%s) | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f"
+                                + " | %.2f | %.2f | %d | %s |%n", w.workload(), w.unit(), a.arm(), rate(s.perSecond().median()),
+                        rate(s.perSecond().min()), rate(s.perSecond().max()), s.p50Ms().median(), s.p99Ms().median(),
+                        s.p999Ms().median(), s.txns().median(), s.requests().median(), s.watchNotifications().median(),
+                        s.threadsCreated().median(), s.errorLogs().median(), s.undecided(), byType(s.requestsByType())));
+            }
+        }
+        md.append("\n| memory phase | keys | znodes/key | heap bytes/key | snapshot bytes/key | path+data bytes/key"
+                + " | containers reaped/key | keys/s |\n|---|---|---|---|---|---|---|---|\n");
+        for (Report.MemoryResult m : report.memory()) {
+            md.append(String.format(Locale.ROOT, "| %s | %,d | %.2f | %,.0f | %,.0f | %,.0f | %.2f | %s |%n", m.arm(), m.keys(),
+                    m.znodesPerKey(), m.heapBytesPerKey(), m.snapshotBytesPerKey(), m.dataBytesPerKey(),
+                    m.containersReapedPerKey(), rate(m.keys() / m.seconds())));
+        }
+        md.append("\n| ratio | value |\n|---|---|\n");
+        report.ratios().forEach((name, value) -> md.append("| ").append(name).append(" | ")
+                .append(value == null ? "—" : String.format(Locale.ROOT, "%.3f", value)).append(" |\n"));
+        md.append(String.format(Locale.ROOT, "%nEffects executed twice: %d (%s).%n", report.duplicates(),
+                report.passed() ? "pass" : "FAIL"));
+        return md.toString();
+    }
+
+    private static String rate(double perSecond) {
+        return perSecond >= 100 ? String.format(Locale.ROOT, "%,.0f", perSecond) : String.format(Locale.ROOT, "%.1f", perSecond);
+    }
+
+    /** {@code getData 4.00, create 2.00, …}, most frequent first. */
+    private static String byType(Map<String, Double> perUnit) {
+        return perUnit.entrySet().stream()
+                .filter(e -> e.getValue() >= 0.005)
+                .sorted(Map.Entry.<String, Double>comparingByValue(Comparator.reverseOrder()))
+                .map(e -> String.format(Locale.ROOT, "%s %.2f", e.getKey(), e.getValue()))
+                .collect(Collectors.joining(", "));
+    }
+}

@@ -1,0 +1,113 @@
+package dev.oncegate.bench;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The benchmark's command line: {@code [--quick] [--out FILE] [--seed N] [--trials N]
+ * [--trial-seconds S] [--memory-keys N]}. {@code --quick} shrinks every size for a smoke run;
+ * the other options override either size.
+ *
+ * @param quick        the short run (a few seconds per phase)
+ * @param out          where the JSON report goes; the log goes beside it ({@code .log})
+ * @param seed         names the keys; printed, so a run can be repeated
+ * @param trials       trials per arm and workload (at least 3)
+ * @param trial        how long each trial runs
+ * @param warmup       how long each arm warms up on each workload before the trials (untimed)
+ * @param consumedKeys keys consumed beforehand for the consumed workload, per arm
+ * @param memoryKeys   keys per arm in the memory phase
+ * @param help         print the usage and stop
+ */
+record Options(boolean quick, Path out, long seed, int trials, Duration trial, Duration warmup, int consumedKeys,
+               long memoryKeys, boolean help) {
+
+    static final String USAGE = """
+            Usage: java -jar oncegate-bench.jar [--quick] [--out FILE] [--seed N] [--trials N]
+                                                [--trial-seconds S] [--memory-keys N]
+              --quick            a short run (about half a minute) with far fewer keys
+              --out FILE         the JSON report (default oncegate-bench.json); the log goes beside it
+              --seed N           names the keys (default: random, printed)
+              --trials N         trials per arm and workload, at least 3 (default 5; --quick 3)
+              --trial-seconds S  length of one trial (default 3; --quick 0.15)
+              --memory-keys N    keys per arm in the memory phase (default 100000; --quick 100)
+            Exit status: 0 when no arm executed an effect twice, 1 when one did or the run failed, 2 for bad options.""";
+
+    Options {
+        if (trials < 3) {
+            throw new IllegalArgumentException("--trials: at least 3, got " + trials);
+        }
+        if (trial.isNegative() || trial.isZero()) {
+            throw new IllegalArgumentException("--trial-seconds: must be positive");
+        }
+        if (memoryKeys < 1) {
+            throw new IllegalArgumentException("--memory-keys: at least 1, got " + memoryKeys);
+        }
+    }
+
+    /** The log file beside the report: {@code report.json} → {@code report.log}. */
+    Path logFile() {
+        String name = out.getFileName().toString();
+        String base = name.endsWith(".json") ? name.substring(0, name.length() - 5) : name;
+        return out.resolveSibling(base + ".log");
+    }
+
+    /**
+     * Parses the command line.
+     *
+     * @throws IllegalArgumentException naming the option that is wrong
+     */
+    static Options parse(String... args) {
+        boolean quick = false;
+        boolean help = false;
+        String out = null;
+        Long seed = null;
+        Integer trials = null;
+        Double seconds = null;
+        Long memoryKeys = null;
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            switch (arg) {
+                case "--quick" -> quick = true;
+                case "--help", "-h" -> help = true;
+                case "--out" -> out = value(args, ++i, arg);
+                case "--seed" -> seed = number(value(args, ++i, arg), arg);
+                case "--trials" -> trials = Math.toIntExact(number(value(args, ++i, arg), arg));
+                case "--trial-seconds" -> seconds = decimal(value(args, ++i, arg), arg);
+                case "--memory-keys" -> memoryKeys = number(value(args, ++i, arg), arg);
+                default -> throw new IllegalArgumentException("unknown option " + arg);
+            }
+        }
+        return new Options(quick, Path.of(out != null ? out : "oncegate-bench.json").toAbsolutePath(),
+                seed != null ? seed : ThreadLocalRandom.current().nextLong(),
+                trials != null ? trials : quick ? 3 : 5,
+                Duration.ofMillis((long) ((seconds != null ? seconds : quick ? 0.15 : 3) * 1000)),
+                quick ? Duration.ZERO : Duration.ofSeconds(1),
+                quick ? 64 : 2000,
+                memoryKeys != null ? memoryKeys : quick ? 100 : 100_000,
+                help);
+    }
+
+    private static String value(String[] args, int i, String option) {
+        if (i >= args.length) {
+            throw new IllegalArgumentException(option + ": needs a value");
+        }
+        return args[i];
+    }
+
+    private static long number(String text, String option) {
+        try {
+            return Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + ": not a whole number: " + text);
+        }
+    }
+
+    private static double decimal(String text, String option) {
+        try {
+            return Double.parseDouble(text);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + ": not a number: " + text);
+        }
+    }
+}

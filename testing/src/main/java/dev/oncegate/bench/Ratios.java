@@ -1,0 +1,95 @@
+package dev.oncegate.bench;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The same-run comparisons issue 9 tracks, from the medians over the trials (and the memory
+ * phase). A ratio is null when an arm or workload it needs did not run.
+ *
+ * <p>Stateless; thread-safe.
+ */
+final class Ratios {
+
+    /** The ratios every report carries (and the quick run's test checks). */
+    static final List<String> REQUIRED = List.of(
+            "oncegate_vs_naive_new_keys_16", "oncegate_vs_naive_consumed", "oncegate_vs_floor_new_keys_16",
+            "oncegate_txns_per_effect", "oncegate_requests_per_effect", "oncegate_requests_per_consumed_stop",
+            "oncegate_heap_bytes_per_consumed_key", "oncegate_znodes_per_consumed_key", "oncegate_vs_naive_contended_16");
+
+    private final List<Report.WorkloadResult> workloads;
+    private final List<Report.MemoryResult> memory;
+    private final Map<String, Double> values = new LinkedHashMap<>();
+    private final Map<String, String> notes = new LinkedHashMap<>();
+
+    private Ratios(List<Report.WorkloadResult> workloads, List<Report.MemoryResult> memory) {
+        this.workloads = workloads;
+        this.memory = memory;
+    }
+
+    /** Computes every ratio; the notes say where each comes from. */
+    static Ratios of(List<Report.WorkloadResult> workloads, List<Report.MemoryResult> memory) {
+        Ratios r = new Ratios(workloads, memory);
+        r.speed("oncegate_vs_naive_new_keys_16", Workload.NEW_KEYS_16, "naive");
+        r.speed("oncegate_vs_naive_consumed", Workload.CONSUMED_16, "naive");
+        r.speed("oncegate_vs_floor_new_keys_16", Workload.NEW_KEYS_16, "floor");
+        r.cost("oncegate_txns_per_effect", Workload.NEW_KEYS_1, "oncegate", s -> s.txns().median());
+        r.cost("oncegate_requests_per_effect", Workload.NEW_KEYS_1, "oncegate", s -> s.requests().median());
+        r.cost("oncegate_requests_per_consumed_stop", Workload.CONSUMED_16, "oncegate", s -> s.requests().median());
+        r.footprint("oncegate_heap_bytes_per_consumed_key", "oncegate", Report.MemoryResult::heapBytesPerKey);
+        r.footprint("oncegate_znodes_per_consumed_key", "oncegate", Report.MemoryResult::znodesPerKey);
+        r.speed("oncegate_vs_naive_contended_16", Workload.CONTENDED_16, "naive");
+        r.speed("oncegate_vs_naive_contended_64", Workload.CONTENDED_64, "naive");
+        r.speed("oncegate_vs_naive_new_keys_1", Workload.NEW_KEYS_1, "naive");
+        r.cost("oncegate_txns_per_consumed_stop", Workload.CONSUMED_16, "oncegate", s -> s.txns().median());
+        r.cost("oncegate_threads_per_effect", Workload.NEW_KEYS_1, "oncegate", s -> s.threadsCreated().median());
+        r.cost("oncegate_watch_notifications_per_contended_key_16", Workload.CONTENDED_16, "oncegate",
+                s -> s.watchNotifications().median());
+        r.cost("oncegate_error_logs_per_contended_key_16", Workload.CONTENDED_16, "oncegate", s -> s.errorLogs().median());
+        r.footprint("oncegate_snapshot_bytes_per_consumed_key", "oncegate", Report.MemoryResult::snapshotBytesPerKey);
+        r.cost("naive_txns_per_effect", Workload.NEW_KEYS_1, "naive", s -> s.txns().median());
+        r.cost("naive_requests_per_effect", Workload.NEW_KEYS_1, "naive", s -> s.requests().median());
+        r.cost("naive_requests_per_consumed_stop", Workload.CONSUMED_16, "naive", s -> s.requests().median());
+        r.footprint("naive_heap_bytes_per_consumed_key", "naive", Report.MemoryResult::heapBytesPerKey);
+        r.footprint("naive_znodes_per_consumed_key", "naive", Report.MemoryResult::znodesPerKey);
+        return r;
+    }
+
+    Map<String, Double> values() {
+        return values;
+    }
+
+    Map<String, String> notes() {
+        return notes;
+    }
+
+    /** oncegate's median units/s over {@code other}'s on one workload. */
+    private void speed(String name, Workload workload, String other) {
+        Report.ArmResult og = Report.arms(workloads, workload).get("oncegate");
+        Report.ArmResult base = Report.arms(workloads, workload).get(other);
+        Double ratio = og == null || base == null || base.summary().perSecond().median() == 0 ? null
+                : og.summary().perSecond().median() / base.summary().perSecond().median();
+        put(name, ratio, workload.id() + ": median " + workload.unit() + "/s of oncegate over " + other);
+    }
+
+    /** A median cost per unit of one arm on one workload. */
+    private void cost(String name, Workload workload, String arm, ToDoubleFunction<Report.Summary> figure) {
+        Report.ArmResult result = Report.arms(workloads, workload).get(arm);
+        put(name, result == null ? null : figure.applyAsDouble(result.summary()),
+                workload.id() + ": median over the trials of " + arm + ", per " + workload.unit().replaceAll("s$", ""));
+    }
+
+    /** A figure of one arm's memory phase. */
+    private void footprint(String name, String arm, ToDoubleFunction<Report.MemoryResult> figure) {
+        Report.MemoryResult result = memory.stream().filter(m -> m.arm().equals(arm)).findFirst().orElse(null);
+        put(name, result == null ? null : figure.applyAsDouble(result),
+                "memory phase: " + arm + ", per consumed key, after container reaping and GC");
+    }
+
+    private void put(String name, Double value, String note) {
+        values.put(name, value == null ? null : Math.round(value * 1000) / 1000.0);
+        notes.put(name, note);
+    }
+}

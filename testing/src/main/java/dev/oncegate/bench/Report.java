@@ -1,0 +1,136 @@
+package dev.oncegate.bench;
+
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * A benchmark run's report, as written to JSON (property names in snake_case) and rendered as
+ * Markdown. Every cost is per unit of the workload (an effect, a stop, or a key); every
+ * summary is over the trials of one arm: median, min and max.
+ *
+ * <p>Immutable records; thread-safe.
+ *
+ * @param schema       version of this layout
+ * @param passed       false when any arm executed an effect twice
+ * @param duplicates   effects executed more than once, over all arms and phases
+ * @param ratios       the same-run comparisons issue 9 tracks (null where an arm did not run)
+ * @param ratioNotes   where each ratio comes from
+ */
+record Report(int schema, String tool, String started, double wallSeconds, long seed, boolean quick,
+              Environment environment, Settings settings, List<WorkloadResult> workloads, List<MemoryResult> memory,
+              long duplicates, boolean passed, Map<String, Double> ratios, Map<String, String> ratioNotes) {
+
+    /**
+     * Where the run ran.
+     *
+     * @param fsync          whether the server's transaction log forces every commit to disk
+     * @param fsyncsObserved fsyncs the server made during the whole run
+     * @param loadAverage    the system's one-minute load average at the start and the end of the run
+     */
+    record Environment(String java, String os, int cpus, long maxHeapBytes, String zookeeper, String curator,
+                       boolean fsync, long fsyncsObserved, String dataDir, List<Double> loadAverage) {
+    }
+
+    /** How the run was sized. */
+    record Settings(int trials, double trialSeconds, double warmupSeconds, int consumedKeys, long memoryKeys,
+                    int sessionTimeoutMs, String order) {
+    }
+
+    /** One workload, every arm that ran it. */
+    record WorkloadResult(String workload, String unit, int workers, String description, List<ArmResult> arms) {
+    }
+
+    /** One arm on one workload: the summary over its trials, and each trial. */
+    record ArmResult(String arm, Summary summary, List<Trial> trials) {
+    }
+
+    /**
+     * One trial.
+     *
+     * @param units     effects, stops or keys done
+     * @param seconds   from the first attempt to the last decision
+     * @param perSecond units per second
+     * @param perUnit   what each unit cost, counted at the server (and threads, in this JVM)
+     */
+    record Trial(int trial, long units, double seconds, double perSecond, Latency latency, Verdicts verdicts, Costs perUnit) {
+    }
+
+    /** Latency of one unit (for a contended key: until its last contender had its decision). */
+    record Latency(long samples, double p50Ms, double p99Ms, double p999Ms, double maxMs) {
+    }
+
+    /** What the contenders of a trial came to; {@code firstError} is the first failure, if any. */
+    record Verdicts(long executed, long stopped, long undecided, long duplicates, String firstError) {
+    }
+
+    /**
+     * Costs per unit. {@code requests} excludes pings; {@code txns} counts every transaction
+     * (failed conditional writes included) by the zxid's advance; {@code threadsCreated} counts
+     * threads started in this JVM; the log counts are lines the libraries logged at WARN and
+     * ERROR (null when the run's log could not be read).
+     */
+    record Costs(double txns, double requests, Map<String, Double> requestsByType, double watchNotifications,
+                 double fsyncs, double threadsCreated, Double warnLogs, Double errorLogs) {
+    }
+
+    /** Median, min and max of one figure over the trials. */
+    record Stat(double median, double min, double max) {
+
+        static <T> Stat of(List<T> trials, ToDoubleFunction<T> figure) {
+            double[] v = trials.stream().mapToDouble(figure).sorted().toArray();
+            if (v.length == 0) {
+                return new Stat(0, 0, 0);
+            }
+            double median = v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+            return new Stat(median, v[0], v[v.length - 1]);
+        }
+    }
+
+    /** An arm's trials in one: medians, minima and maxima, and totals of what went wrong. */
+    record Summary(Stat perSecond, Stat p50Ms, Stat p99Ms, Stat p999Ms, Stat txns, Stat requests,
+                   Map<String, Double> requestsByType, Stat watchNotifications, Stat threadsCreated, Stat fsyncs,
+                   Stat errorLogs, long undecided, long duplicates) {
+
+        static Summary of(List<Trial> trials) {
+            Map<String, Double> byType = new TreeMap<>();
+            TreeSet<String> types = new TreeSet<>();
+            trials.forEach(t -> types.addAll(t.perUnit().requestsByType().keySet()));
+            for (String type : types) {
+                byType.put(type, Stat.of(trials, t -> t.perUnit().requestsByType().getOrDefault(type, 0.0)).median());
+            }
+            return new Summary(Stat.of(trials, Trial::perSecond), Stat.of(trials, t -> t.latency().p50Ms()),
+                    Stat.of(trials, t -> t.latency().p99Ms()), Stat.of(trials, t -> t.latency().p999Ms()),
+                    Stat.of(trials, t -> t.perUnit().txns()), Stat.of(trials, t -> t.perUnit().requests()), byType,
+                    Stat.of(trials, t -> t.perUnit().watchNotifications()), Stat.of(trials, t -> t.perUnit().threadsCreated()),
+                    Stat.of(trials, t -> t.perUnit().fsyncs()),
+                    Stat.of(trials, t -> t.perUnit().errorLogs() == null ? 0 : t.perUnit().errorLogs()),
+                    trials.stream().mapToLong(t -> t.verdicts().undecided()).sum(),
+                    trials.stream().mapToLong(t -> t.verdicts().duplicates()).sum());
+        }
+    }
+
+    /**
+     * An arm's permanent footprint: keys run through it into a fresh subtree, then containers
+     * reaped and the heap collected.
+     *
+     * @param heapBytesPerKey     JVM heap growth per key (server and clients share this JVM; the
+     *                            clients hold nothing per key)
+     * @param dataBytesPerKey     growth of ZooKeeper's own estimate of path and data bytes
+     * @param containersReapedPerKey containers (latch or lock parents) the server deleted per key
+     */
+    record MemoryResult(String arm, long keys, double seconds, double znodesPerKey, double heapBytesPerKey,
+                        double snapshotBytesPerKey, double dataBytesPerKey, double containersReapedPerKey,
+                        long undecided, long duplicates) {
+    }
+
+    /** The arm results of one workload, by arm name; empty when the workload did not run. */
+    static Map<String, ArmResult> arms(List<WorkloadResult> workloads, Workload workload) {
+        Map<String, ArmResult> arms = new TreeMap<>();
+        workloads.stream().filter(w -> w.workload().equals(workload.id()))
+                .forEach(w -> w.arms().forEach(a -> arms.put(a.arm(), a)));
+        return arms;
+    }
+}

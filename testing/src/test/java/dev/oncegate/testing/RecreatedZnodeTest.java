@@ -1,0 +1,167 @@
+package dev.oncegate.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.oncegate.ActionResult;
+import dev.oncegate.Attempt;
+import dev.oncegate.Crossing;
+import dev.oncegate.Decision;
+import dev.oncegate.EffectKey;
+import dev.oncegate.Gate;
+import dev.oncegate.KeyHistory;
+import dev.oncegate.Outcome;
+import dev.oncegate.StopReason;
+import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A write never lands in a recreated znode. ZooKeeper compares versions only and a recreated
+ * znode starts again at version 0, so an executor's old token can match a new scope: every
+ * executor write is bound to the incarnation it was issued for (its election node, the genesis
+ * id, its own armed record), and these interleavings end with honest records and no delivery
+ * that the records do not account for.
+ */
+class RecreatedZnodeTest {
+
+    @RegisterExtension
+    static final ZooKeeperExtension zk = ZooKeeperExtension.standalone();
+
+    EffectKey key;
+    RecordingProvider provider;
+
+    @BeforeEach
+    void fresh() {
+        key = Scenarios.freshKey();
+        provider = new RecordingProvider();
+    }
+
+    String keyPath() {
+        return key.path(zk.namespace());
+    }
+
+    /** An operator's {@code deleteall KEY}. */
+    void deleteKey() throws Exception {
+        zk.newClient().delete().deletingChildrenIfNeeded().forPath(keyPath());
+    }
+
+    @Test
+    void namespaceWipedAndReinitialised_theOldExecutorCannotArmTheNewScope() throws Exception {
+        // Given A proceeded in the namespace with token 1 (leased scope 0)
+        Worker a = zk.newWorker("task-a");
+        Attempt attemptA = a.gate().enter(key);
+        assertThat(attemptA.decision()).isInstanceOfSatisfying(Decision.Proceed.class,
+                p -> assertThat(p.token().version()).isEqualTo(1));
+        // When the namespace is deleted and initialised again, and B proceeds in the new one (token 1 too)
+        CuratorFramework admin = zk.newClient();
+        admin.delete().deletingChildrenIfNeeded().forPath(zk.namespace());
+        Gate.initialize(admin, zk.namespace());
+        Worker b = zk.newWorker("task-b");
+        Attempt attemptB = b.gate().enter(key);
+        assertThat(attemptB.decision()).isInstanceOfSatisfying(Decision.Proceed.class,
+                p -> assertThat(p.token().version()).isEqualTo(1));
+
+        // Then A's crossing is refused and B delivers
+        Crossing crossA = attemptA.cross(provider.verified());
+        Crossing crossB = attemptB.cross(provider.verified());
+        attemptA.close();
+        attemptB.close();
+        assertThat(crossA).isInstanceOfSatisfying(Crossing.Refused.class,
+                r -> assertThat(r.stop().reason()).isEqualTo(StopReason.NAMESPACE_REPLACED));
+        assertThat(crossB).isInstanceOfSatisfying(Crossing.Crossed.class, c -> assertThat(c.recorded()).isTrue());
+        assertThat(provider.ledger()).singleElement().satisfies(d -> assertThat(d.taskId()).isEqualTo("task-b"));
+        KeyHistory history = b.gate().inspect(key.key());
+        assertThat(history.scopes()).singleElement().satisfies(s -> {
+            assertThat(s.state()).isEqualTo("sent_verified");
+            assertThat(Scenarios.taskOf(s.outcome())).isEqualTo("task-b");
+        });
+    }
+
+    @Test
+    void keyDeletedWhileItsExecutorActs_itsNotSentNeverLandsInTheRecreatedScope() throws Exception {
+        // Given A armed scope 0 and is inside an action that will prove not_sent
+        try (CrossingInFlight a = CrossingInFlight.start(zk.newGate("task-a"), key, provider.rejects("the provider rejected it"))) {
+            assertThat(a.awaitInAction(Timing.EVENTUALLY)).isTrue();
+            // When an operator deletes the key (`deleteall`), and B arms the recreated scope 0 and is delivering
+            deleteKey();
+            Gate gateB = zk.newGate("task-b");
+            try (CrossingInFlight b = CrossingInFlight.start(gateB, key, provider.verified())) {
+                assertThat(b.awaitInAction(Timing.EVENTUALLY)).isTrue();
+                // and A's action proves not_sent before B's completes
+                Crossing a0 = a.releaseAndAwait(Timing.EVENTUALLY);
+                Crossing b0 = b.releaseAndAwait(Timing.EVENTUALLY);
+
+                // Then A's not_sent was not recorded (its armed record is gone), B's delivery was
+                assertThat(a0).isInstanceOfSatisfying(Crossing.Crossed.class, c -> {
+                    assertThat(c.outcome()).isEqualTo(Outcome.NOT_SENT);
+                    assertThat(c.recorded()).isFalse();
+                });
+                assertThat(b0).isInstanceOfSatisfying(Crossing.Crossed.class, c -> assertThat(c.recorded()).isTrue());
+            }
+            // and a third worker does not deliver again: the records say B delivered in scope 0
+            try (Attempt c = zk.newGate("task-c").enter(key, Timing.WAIT)) {
+                assertThat(c.decision()).isInstanceOf(Decision.StopSent.class);
+            }
+            assertThat(provider.ledger()).singleElement().satisfies(d -> assertThat(d.taskId()).isEqualTo("task-b"));
+            KeyHistory history = gateB.inspect(key.key());
+            assertThat(history.scopes()).singleElement().satisfies(s -> {
+                assertThat(s.state()).isEqualTo("sent_verified");
+                assertThat(Scenarios.taskOf(s.outcome())).isEqualTo("task-b");
+                assertThat(Scenarios.taskOf(s.armed())).isEqualTo("task-b");
+            });
+        }
+    }
+
+    @Test
+    void keyDeletedWhileItsExecutorDelivers_itsOutcomeIsNotWrittenIntoTheNewExecutorsScope() throws Exception {
+        // Given A armed scope 0 and is delivering
+        try (CrossingInFlight a = CrossingInFlight.start(zk.newGate("task-a"), key, provider.verified())) {
+            assertThat(a.awaitInAction(Timing.EVENTUALLY)).isTrue();
+            // When the key is deleted and B arms the recreated scope 0 and is delivering too
+            deleteKey();
+            Gate gateB = zk.newGate("task-b");
+            try (CrossingInFlight b = CrossingInFlight.start(gateB, key, provider.verified())) {
+                assertThat(b.awaitInAction(Timing.EVENTUALLY)).isTrue();
+                // and A finishes first
+                Crossing a0 = a.releaseAndAwait(Timing.EVENTUALLY);
+                Crossing b0 = b.releaseAndAwait(Timing.EVENTUALLY);
+
+                // Then A's outcome was not written into B's scope; B's own outcome stands beside B's armed record.
+                // (The deleteall erased A's delivery from the records: that is why it is never the redelivery procedure.)
+                assertThat(a0).isInstanceOfSatisfying(Crossing.Crossed.class, c -> assertThat(c.recorded()).isFalse());
+                assertThat(b0).isInstanceOfSatisfying(Crossing.Crossed.class, c -> assertThat(c.recorded()).isTrue());
+            }
+            assertThat(gateB.inspect(key.key()).scopes()).singleElement().satisfies(s -> {
+                assertThat(Scenarios.taskOf(s.armed())).isEqualTo("task-b");
+                assertThat(Scenarios.taskOf(s.outcome())).isEqualTo("task-b");
+            });
+            assertThat(provider.ledger()).extracting(RecordingProvider.Delivery::taskId).containsExactly("task-a", "task-b");
+        }
+    }
+
+    @Test
+    void scopeRewrittenWhileTheExecutorActs_itsOutcomeIsNotRecorded() throws Exception {
+        // Given A armed scope 0 and is delivering
+        try (CrossingInFlight a = CrossingInFlight.start(zk.newGate("task-a"), key, ctx -> {
+            provider.deliver(ctx);
+            return ActionResult.verified("receipt");
+        })) {
+            assertThat(a.awaitInAction(Timing.EVENTUALLY)).isTrue();
+            // When someone rewrites the scope znode (same bytes, new version) while A is inside its action
+            CuratorFramework other = zk.newClient();
+            String scope0 = keyPath() + "/0";
+            other.setData().forPath(scope0, other.getData().forPath(scope0));
+
+            // Then A's outcome is not recorded: the scope reads armed (unknown) to everyone
+            assertThat(a.releaseAndAwait(Timing.EVENTUALLY))
+                    .isInstanceOfSatisfying(Crossing.Crossed.class, c -> assertThat(c.recorded()).isFalse());
+            assertThat(other.checkExists().forPath(scope0 + "/outcome")).isNull();
+        }
+        try (Attempt late = zk.newGate("task-b").enter(key)) {
+            assertThat(late.decision()).isInstanceOfSatisfying(Decision.StopUnknown.class,
+                    s -> assertThat(s.reason()).isEqualTo(StopReason.ARMED_WITHOUT_OUTCOME));
+        }
+        assertThat(provider.deliveries()).isEqualTo(1);
+    }
+}
