@@ -116,6 +116,12 @@ class GateMetricsRegistrationTest {
     }
 
     @Test
+    void takeoverCauses_areExactlyTheOnesTheContentionRulesName() {
+        assertThat(GateMetrics.TAKEOVER_CAUSES).containsExactlyInAnyOrder(ContentionRules.LAPSED, ContentionRules.UNRENEWED,
+                ContentionRules.ABANDONED, ContentionRules.STALLED_ELECTION);
+    }
+
+    @Test
     void twoGatesOneRegistry_eachHasAGaugeSlot_andTheSumsCountBoth() {
         // Given two gates of one namespace on one registry
         GateMetrics first = new GateMetrics(registry, "/ns", true);
