@@ -600,7 +600,6 @@ final class DefaultAttempt implements Attempt {
         Decision.Stop stop = (Decision.Stop) d;
         phase = Phase.STOPPED;
         if (stop instanceof Decision.StopUnavailable) {
-            gate.metrics.failClosed(stop.reason());
             LOG.warn("oncegate [key={} task={}] {} ({}): {} at {}", key.key(), gate.taskId, stop.kind(),
                     stop.reason().wireName(), stop.evidence().detail(), stop.evidence().path());
         } else {

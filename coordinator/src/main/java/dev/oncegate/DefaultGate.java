@@ -69,7 +69,7 @@ final class DefaultGate implements Gate {
         this.initializeNamespace = initializeNamespace;
         this.marks = marks;
         this.protocol = new ScopeProtocol(client, namespace, clock, this::observed);
-        this.metrics = new GateMetrics(registry, namespace, client.getZookeeperClient().isConnected());
+        this.metrics = new GateMetrics(registry, namespace, () -> client.getZookeeperClient().isConnected());
         client.getConnectionStateListenable().addListener(connectionListener);
         client.getUnhandledErrorListenable().addListener(errorListener);
         LOG.info("oncegate gate on namespace {} [task={}]: no ACLs configured by oncegate; any client that can reach"

@@ -1,23 +1,54 @@
 package dev.oncegate;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
-import java.util.WeakHashMap;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import org.apache.curator.framework.state.ConnectionState;
 
 /**
- * The gate's meters (SPEC §8). Names are lower-case, dot-separated and prefixed
- * {@code oncegate.}; every dimension is a tag with a bounded set of values (enums and the
- * namespace); no key or destination ever becomes a tag. The README's metrics table lists
- * exactly these. Thread-safe: meters are.
+ * The gate's meters (SPEC §8; the README's metrics table lists exactly these, and
+ * {@code MeterTableTest} holds the two to each other against a real scrape).
+ *
+ * <p><b>Everything up front.</b> Like Micrometer's {@code CaffeineStatsCounter}, every counter and
+ * timer is registered once, when the gate is built, for every value of its bounded tags, at zero:
+ * a dashboard sees each series before its first event, so {@code increase()} does not miss that
+ * event. Tag values come from enums ({@link StopReason}, {@link Outcome}, {@link ConnectionState})
+ * or from the closed lists below; a {@link StopReason} added later is registered automatically,
+ * and {@link #kindOf} (an exhaustive switch) does not compile until it names the reason's
+ * decision kind. No key, destination or task id is ever a tag value.
+ *
+ * <p><b>Tag names</b> survive a Kubernetes scrape: none is {@code namespace}, {@code job},
+ * {@code instance}, {@code pod}, {@code service} or {@code container} (Prometheus would rename it
+ * {@code exported_…}); the ZooKeeper namespace is {@value #NAMESPACE_TAG}.
+ *
+ * <p><b>Timers</b> publish count, sum and max only. Percentile histograms are the registry
+ * owner's choice, made with a {@code MeterFilter} (see the README); a library never hard-codes them.
+ *
+ * <p><b>Several gates on one registry.</b> Counters and timers are shared by meter id, so they
+ * add up across gates by themselves. A gauge cannot: Micrometer keeps the first state object
+ * registered under an id. So each gate reports its own two gauges under a {@value #GATE_TAG} tag
+ * whose value is a <em>slot</em>: the lowest number not used by another open gate of the same
+ * namespace on that registry, found through the registry's own meter lookup and given back (its
+ * gauges removed) when the gate closes. The tag is therefore bounded by the number of gates open
+ * at once, not by how many were ever built, and carries no identity; dashboards {@code sum} over
+ * it. No static state: the registry is the only place gates meet, and slots are taken under its
+ * monitor (only {@code GateMetrics} instances contend for it).
+ *
+ * <p>Thread-safe: meters are, the executor count is atomic, and the connection state is guarded
+ * by {@code this} (the live connection check runs outside it).
  */
 final class GateMetrics {
 
@@ -25,134 +56,251 @@ final class GateMetrics {
     static final String OUTCOMES = "oncegate.outcomes";
     static final String FENCED = "oncegate.fenced.writes";
     static final String TAKEOVERS = "oncegate.lease.takeovers";
-    static final String FAIL_CLOSED = "oncegate.fail.closed";
     static final String ELECTION_WAIT = "oncegate.election.wait";
     static final String BOUNDARY = "oncegate.boundary.duration";
     static final String ACTIVE = "oncegate.executors.active";
     static final String CONNECTION = "oncegate.zookeeper.connection";
 
+    /** The ZooKeeper namespace's tag; not {@code namespace}, which a Kubernetes scrape renames. */
+    static final String NAMESPACE_TAG = "zk_namespace";
+    /** The per-gate gauges' slot tag (see the class comment). */
+    static final String GATE_TAG = "gate";
+    /** The {@code reason} of a {@code proceed} decision. */
+    static final String NO_REASON = "none";
+
+    static final List<String> DECISION_KINDS = List.of("proceed", "stop_sent", "stop_unknown", "stop_busy",
+            "stop_unavailable");
+    /** The executor writes a fencing token can refuse. */
+    static final List<String> FENCED_OPERATIONS = List.of("checkpoint", "arm", "release", "outcome");
+    /** Why a lease was taken over: lapsed TTL, holder gone, leader that did not act, lease never renewed. */
+    static final List<String> TAKEOVER_CAUSES = List.of("lapsed", "abandoned", "stalled_election", "unrenewed");
+
+    /** The connection states counted; {@code RECONNECTED} counts as {@code connected}. */
+    private static final List<ConnectionState> STATES = List.of(ConnectionState.CONNECTED,
+            ConnectionState.SUSPENDED, ConnectionState.LOST, ConnectionState.READ_ONLY);
+
     /**
-     * Gauges are per (registry, namespace), shared by every gate of this process that reports
-     * there: a fleet process often runs several gates on one registry.
+     * The decision kind each stop reason belongs to. Exhaustive on purpose: a new
+     * {@link StopReason} does not compile until it is placed here.
      */
-    private static final Map<MeterRegistry, Map<String, Shared>> SHARED = new WeakHashMap<>();
+    static String kindOf(StopReason reason) {
+        return switch (reason) {
+            case SENT_VERIFIED -> "stop_sent";
+            case SEND_STATUS_UNKNOWN, ARMED_WITHOUT_OUTCOME -> "stop_unknown";
+            case EXECUTOR_ACTIVE, WAIT_EXPIRED, FENCED -> "stop_busy";
+            case ZOOKEEPER_UNREACHABLE, CONNECTION_LOST, UNREADABLE_RECORD, PERMISSION_DENIED,
+                    NAMESPACE_NOT_INITIALISED, NAMESPACE_REPLACED, ZOOKEEPER_ROLLED_BACK, WRITE_RESULT_UNKNOWN,
+                    INTERRUPTED, ZOOKEEPER_ERROR -> "stop_unavailable";
+        };
+    }
 
-    private static final ConnectionState[] STATES = {ConnectionState.CONNECTED, ConnectionState.SUSPENDED,
-            ConnectionState.LOST, ConnectionState.READ_ONLY};
+    /** Every (kind, reason) pair a decision can carry, in a stable order: proceed first. */
+    static Map<String, List<String>> decisionPairs() {
+        Map<String, List<String>> pairs = new LinkedHashMap<>();
+        for (String kind : DECISION_KINDS) {
+            pairs.put(kind, new ArrayList<>());
+        }
+        pairs.get("proceed").add(NO_REASON);
+        for (StopReason reason : StopReason.values()) {
+            pairs.get(kindOf(reason)).add(reason.wireName());
+        }
+        return pairs;
+    }
 
-    /** The state behind the gauges: executors, and gates per connection state. */
-    private static final class Shared {
-        final AtomicInteger active = new AtomicInteger();
-        final Map<ConnectionState, AtomicInteger> gates = new EnumMap<>(ConnectionState.class);
+    static String stateName(ConnectionState state) {
+        return state.name().toLowerCase();
+    }
 
-        Shared() {
+    private final MeterRegistry registry;
+    private final Tags tags;
+    private final Map<String, Map<String, Counter>> decisions = new LinkedHashMap<>();
+    private final Map<String, Timer> electionWait = new LinkedHashMap<>();
+    private final Map<Outcome, Counter> recordedOutcomes = new EnumMap<>(Outcome.class);
+    private final Map<Outcome, Counter> unrecordedOutcomes = new EnumMap<>(Outcome.class);
+    private final Map<Outcome, Timer> boundary = new EnumMap<>(Outcome.class);
+    private final Map<String, Counter> fenced = new LinkedHashMap<>();
+    private final Map<String, Counter> takeovers = new LinkedHashMap<>();
+
+    private final AtomicInteger active = new AtomicInteger();
+    private final List<Meter> gauges = new ArrayList<>();
+    private final BooleanSupplier connectedNow;
+    private ConnectionState connection; // guarded by this; null until the first event
+    private boolean closed; // guarded by this
+
+    /** {@link #GateMetrics(MeterRegistry, String, BooleanSupplier)} with a fixed first state. */
+    GateMetrics(MeterRegistry registry, String namespace, boolean connected) {
+        this(registry, namespace, () -> connected);
+    }
+
+    /**
+     * Registers every meter of a gate on {@code registry}, at zero, and this gate's gauges under
+     * a free slot.
+     *
+     * @param registry  the caller's registry (the gate never closes it)
+     * @param namespace the gate's ZooKeeper namespace, the {@value #NAMESPACE_TAG} tag
+     * @param connected whether the client is connected, read live by the connection gauge until
+     *                  the first {@link #connectionState} event: a client that connects while the
+     *                  gate is being built fires its CONNECTED event before the gate listens
+     */
+    GateMetrics(MeterRegistry registry, String namespace, BooleanSupplier connected) {
+        this.registry = Objects.requireNonNull(registry, "registry");
+        this.tags = Tags.of(NAMESPACE_TAG, Objects.requireNonNull(namespace, "namespace"));
+        decisionPairs().forEach((kind, reasons) -> {
+            Map<String, Counter> byReason = new LinkedHashMap<>();
+            for (String reason : reasons) {
+                byReason.put(reason, decisionCounter(kind, reason));
+            }
+            decisions.put(kind, byReason);
+            electionWait.put(kind, Timer.builder(ELECTION_WAIT)
+                    .description("Time from entering a key to its decision, by the decision's kind")
+                    .tags(tags).tag("kind", kind).register(registry));
+        });
+        for (Outcome outcome : Outcome.values()) {
+            recordedOutcomes.put(outcome, outcomeCounter(outcome, true));
+            unrecordedOutcomes.put(outcome, outcomeCounter(outcome, false));
+            boundary.put(outcome, Timer.builder(BOUNDARY)
+                    .description("Duration of the boundary action, by the outcome it led to")
+                    .tags(tags).tag("outcome", outcome.wireName()).register(registry));
+        }
+        for (String operation : FENCED_OPERATIONS) {
+            fenced.put(operation, Counter.builder(FENCED)
+                    .description("Executor writes refused because the fencing token no longer matched")
+                    .tags(tags).tag("operation", operation).register(registry));
+        }
+        for (String cause : TAKEOVER_CAUSES) {
+            takeovers.put(cause, Counter.builder(TAKEOVERS)
+                    .description("Leases taken over from another holder, by cause")
+                    .tags(tags).tag("cause", cause).register(registry));
+        }
+        this.connectedNow = Objects.requireNonNull(connected, "connected");
+        registerGauges();
+    }
+
+    private Counter decisionCounter(String kind, String reason) {
+        return Counter.builder(DECISIONS)
+                .description("Decisions reached by contenders on entry, and stops of executors at checkpoints or arming")
+                .tags(tags).tag("kind", kind).tag("reason", reason).register(registry);
+    }
+
+    private Counter outcomeCounter(Outcome outcome, boolean recorded) {
+        return Counter.builder(OUTCOMES)
+                .description("Boundary crossings by outcome; recorded=false when the outcome znode could not be written")
+                .tags(tags).tag("outcome", outcome.wireName()).tag("recorded", Boolean.toString(recorded))
+                .register(registry);
+    }
+
+    /** Takes the lowest free slot of this namespace on the registry and registers this gate's gauges there. */
+    private void registerGauges() {
+        synchronized (registry) {
+            int slot = 0;
+            while (registry.find(ACTIVE).tags(tags).tag(GATE_TAG, Integer.toString(slot)).meter() != null) {
+                slot++;
+            }
+            Tags gate = tags.and(GATE_TAG, Integer.toString(slot));
+            gauges.add(Gauge.builder(ACTIVE, active, AtomicInteger::get)
+                    .description("Executors of this gate holding a lease or crossing the boundary")
+                    .tags(gate).register(registry));
             for (ConnectionState state : STATES) {
-                gates.put(state, new AtomicInteger());
+                gauges.add(Gauge.builder(CONNECTION, this, m -> m.inState(state))
+                        .description("1 for the state this gate's ZooKeeper connection is in, 0 for the others")
+                        .tags(gate).tag("state", stateName(state)).register(registry));
             }
         }
     }
 
-    private final MeterRegistry registry;
-    private final String namespace;
-    private final Shared shared;
-    private ConnectionState connection; // guarded by shared
-
-    GateMetrics(MeterRegistry registry, String namespace, boolean connected) {
-        this.registry = registry;
-        this.namespace = namespace;
-        synchronized (SHARED) {
-            Map<String, Shared> byNamespace = SHARED.computeIfAbsent(registry, r -> new HashMap<>());
-            Shared existing = byNamespace.get(namespace);
-            if (existing == null) {
-                existing = new Shared();
-                byNamespace.put(namespace, existing);
-                Gauge.builder(ACTIVE, existing.active, AtomicInteger::get)
-                        .description("Executors holding a lease or crossing a boundary, over this process's gates")
-                        .tag("namespace", namespace).register(registry);
-                for (ConnectionState state : STATES) {
-                    Gauge.builder(CONNECTION, existing.gates.get(state), AtomicInteger::get)
-                            .description("This process's gates whose ZooKeeper connection is in this state")
-                            .tag("namespace", namespace).tag("state", state.name().toLowerCase())
-                            .register(registry);
-                }
-            }
-            this.shared = existing;
+    private double inState(ConnectionState state) {
+        ConnectionState current;
+        synchronized (this) {
+            current = connection;
         }
-        synchronized (shared) {
-            connection = connected ? ConnectionState.CONNECTED : ConnectionState.SUSPENDED;
-            shared.gates.get(connection).incrementAndGet();
+        if (current == null) {
+            current = connectedNow.getAsBoolean() ? ConnectionState.CONNECTED : ConnectionState.SUSPENDED;
         }
+        return current == state ? 1 : 0;
     }
 
     void connectionState(ConnectionState state) {
         ConnectionState counted = state == ConnectionState.RECONNECTED ? ConnectionState.CONNECTED : state;
-        synchronized (shared) {
-            if (connection == null || connection == counted) {
-                return; // closed, or no change
+        synchronized (this) {
+            if (!closed) {
+                connection = counted;
             }
-            shared.gates.get(connection).decrementAndGet();
-            connection = counted;
-            shared.gates.get(connection).incrementAndGet();
         }
     }
 
-    /** The gate closed: it no longer counts in the connection gauge. */
+    /** The gate closed: its gauges go, and its slot is free for the next gate. Idempotent. */
     void close() {
-        synchronized (shared) {
-            if (connection != null) {
-                shared.gates.get(connection).decrementAndGet();
-                connection = null;
+        synchronized (this) {
+            if (closed) {
+                return;
             }
+            closed = true;
+        }
+        synchronized (registry) {
+            for (Meter gauge : gauges) {
+                registry.remove(gauge);
+            }
+            gauges.clear();
         }
     }
 
+    /**
+     * Counts a decision; {@code waited} is the election wait on entry, null for a later stop
+     * (those are not elections).
+     */
     void decision(Decision decision, Duration waited) {
-        String reason = decision instanceof Decision.Stop stop ? stop.reason().wireName() : "none";
-        Counter.builder(DECISIONS).description("Decisions reached by contenders")
-                .tag("namespace", namespace).tag("kind", decision.kind()).tag("reason", reason)
-                .register(registry).increment();
+        String reason = decision instanceof Decision.Stop stop ? stop.reason().wireName() : NO_REASON;
+        assert !(decision instanceof Decision.Stop stop) || kindOf(stop.reason()).equals(decision.kind())
+                : decision.kind() + " carries " + reason + ", which belongs to " + kindOf(((Decision.Stop) decision).reason());
+        Counter counter = decisions.get(decision.kind()).get(reason);
+        if (counter == null) { // a pair kindOf does not know: still bounded, so count it rather than lose it
+            counter = decisionCounter(decision.kind(), reason);
+        }
+        counter.increment();
         if (waited != null) {
-            Timer.builder(ELECTION_WAIT).description("Time from entering a key to the decision")
-                    .tag("namespace", namespace).tag("kind", decision.kind())
-                    .publishPercentiles(0.5, 0.95, 0.99).publishPercentileHistogram()
-                    .register(registry).record(waited);
+            electionWait.get(decision.kind()).record(waited);
         }
     }
 
-    void failClosed(StopReason reason) {
-        Counter.builder(FAIL_CLOSED).description("Stops because the state could not be established")
-                .tag("namespace", namespace).tag("reason", reason.wireName())
-                .register(registry).increment();
+    void outcome(Outcome outcome, boolean recorded, Duration boundaryDuration) {
+        (recorded ? recordedOutcomes : unrecordedOutcomes).get(outcome).increment();
+        if (boundaryDuration != null) {
+            boundary.get(outcome).record(boundaryDuration);
+        }
     }
 
-    void outcome(Outcome outcome, boolean recorded, Duration boundary) {
-        Counter.builder(OUTCOMES).description("Boundary crossings by outcome")
-                .tag("namespace", namespace).tag("outcome", outcome.wireName())
-                .tag("recorded", Boolean.toString(recorded))
-                .register(registry).increment();
-        Timer.builder(BOUNDARY).description("Duration of the boundary action")
-                .tag("namespace", namespace).tag("outcome", outcome.wireName())
-                .publishPercentiles(0.5, 0.95, 0.99).publishPercentileHistogram()
-                .register(registry).record(boundary);
-    }
-
+    /**
+     * Counts a write refused for a stale token.
+     *
+     * @throws IllegalArgumentException for an operation not in {@link #FENCED_OPERATIONS}
+     */
     void fenced(String operation) {
-        Counter.builder(FENCED).description("Executor writes refused because the fencing token no longer matched")
-                .tag("namespace", namespace).tag("operation", operation)
-                .register(registry).increment();
+        known(fenced, operation, "operation").increment();
     }
 
+    /**
+     * Counts a lease takeover.
+     *
+     * @throws IllegalArgumentException for a cause not in {@link #TAKEOVER_CAUSES}
+     */
     void takeover(String cause) {
-        Counter.builder(TAKEOVERS).description("Leases taken over from another holder")
-                .tag("namespace", namespace).tag("cause", cause)
-                .register(registry).increment();
+        known(takeovers, cause, "cause").increment();
+    }
+
+    private static Counter known(Map<String, Counter> counters, String value, String field) {
+        Counter counter = counters.get(value);
+        if (counter == null) {
+            throw new IllegalArgumentException(field + ": '" + value + "' is not one of " + counters.keySet()
+                    + "; add it to GateMetrics and to the README's metrics table");
+        }
+        return counter;
     }
 
     void executorStarted() {
-        shared.active.incrementAndGet();
+        active.incrementAndGet();
     }
 
     void executorEnded() {
-        shared.active.decrementAndGet();
+        active.decrementAndGet();
     }
 }

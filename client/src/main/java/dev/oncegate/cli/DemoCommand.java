@@ -12,6 +12,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.oncegate.OncegateMeters;
 import dev.oncegate.testing.ChaosRun;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -88,6 +89,9 @@ final class DemoCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--duration: at most 24h, got " + Durations.format(duration));
         }
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        // The registry's owner chooses histograms (the gate's timers publish none by themselves): the
+        // README's, so that the dashboard's quantiles come from histogram_quantile over _bucket.
+        registry.config().meterFilter(OncegateMeters.percentileHistograms());
         ChaosRun.Config config;
         try {
             ChaosRun.Builder builder = ChaosRun.builder().workers(workers).effects(effects).contenders(contenders)

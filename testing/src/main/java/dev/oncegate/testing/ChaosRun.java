@@ -285,7 +285,7 @@ public final class ChaosRun {
                 roles.forEach((k, v) -> byRole.put(k.name().toLowerCase(), v.get()));
                 return new Report(config.seed(), config, verdict, injected, byRole,
                         count(registry.find("oncegate.fenced.writes")),
-                        count(registry.find("oncegate.fail.closed")),
+                        count(registry.find("oncegate.decisions").tag("kind", "stop_unavailable")),
                         count(registry.find("oncegate.lease.takeovers")),
                         Duration.ofNanos(System.nanoTime() - started));
             } finally {

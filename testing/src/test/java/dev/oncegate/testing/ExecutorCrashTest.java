@@ -40,7 +40,7 @@ class ExecutorCrashTest extends ServerScenario {
         Attempt attemptB = track(enteredB.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS));
         assertThat(Duration.ofNanos(System.nanoTime() - crashed)).isLessThan(Duration.ofSeconds(20));
         assertThat(attemptB.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isZero());
-        assertThat(registryB.counter("oncegate.lease.takeovers", "namespace", ns, "cause", "abandoned").count()).isEqualTo(1.0);
+        assertThat(registryB.counter("oncegate.lease.takeovers", "zk_namespace", ns, "cause", "abandoned").count()).isEqualTo(1.0);
         assertThat(attemptB.cross(provider.verified())).isInstanceOf(Crossing.Crossed.class);
         assertThat(provider.deliveries()).isEqualTo(1);
         assertThat(provider.ledger().get(0).taskId()).isEqualTo("task-b");

@@ -1,0 +1,54 @@
+package dev.oncegate.deploy;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * External tools some deploy tests run (promtool from Debian's {@code prometheus} package, the
+ * ZooKeeper server). In CI ({@code CI=true}, or {@code -Doncegate.require-tools=true}, which
+ * {@code .ci/run} passes) a missing tool fails the test; on a developer's machine the test is
+ * skipped with a message that says how to install it.
+ */
+final class Tools {
+
+    private Tools() {
+    }
+
+    static boolean required() {
+        return "true".equalsIgnoreCase(System.getenv("CI")) || Boolean.getBoolean("oncegate.require-tools");
+    }
+
+    /** The tool's path on PATH; fails (CI) or skips (elsewhere) when it is missing. */
+    static Path require(String tool, String install) {
+        Optional<Path> found = find(tool);
+        if (found.isPresent()) {
+            return found.get();
+        }
+        String message = tool + " is not on PATH; install it with `" + install + "` (.ci/run does)";
+        if (required()) {
+            fail(message);
+        }
+        Assumptions.abort(message);
+        throw new AssertionError("unreachable");
+    }
+
+    static Optional<Path> find(String tool) {
+        String path = System.getenv("PATH");
+        if (path == null) {
+            return Optional.empty();
+        }
+        for (String dir : path.split(File.pathSeparator)) {
+            Path candidate = Path.of(dir, tool);
+            if (Files.isExecutable(candidate)) {
+                return Optional.of(candidate);
+            }
+        }
+        return Optional.empty();
+    }
+}
