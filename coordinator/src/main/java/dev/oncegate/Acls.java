@@ -18,16 +18,16 @@ import org.apache.zookeeper.data.Id;
  *   <tr><td>NS/keys and its two bucket levels</td><td>CREATE READ</td><td>READ</td></tr>
  *   <tr><td>KEY</td><td>CREATE READ (scopes n+1)</td><td>READ</td></tr>
  *   <tr><td>KEY/authorizations</td><td>READ</td><td>CREATE READ</td></tr>
- *   <tr><td>KEY/authorizations/after-N</td><td>READ</td><td>READ</td></tr>
- *   <tr><td>KEY/N (scope: its data is the lease)</td><td>CREATE READ WRITE</td><td>CREATE READ WRITE (reconcile)</td></tr>
+ *   <tr><td>KEY/authorizations/after-N, reconciled-N</td><td>READ</td><td>READ</td></tr>
+ *   <tr><td>KEY/N (scope: its data is the lease)</td><td>CREATE READ WRITE</td><td>READ WRITE (reconcile)</td></tr>
  *   <tr><td>KEY/N/latch (election container)</td><td>CREATE READ DELETE</td><td>READ</td></tr>
  *   <tr><td>KEY/N/latch/* (election nodes)</td><td>READ</td><td>READ</td></tr>
- *   <tr><td>KEY/N/armed-*, outcome, reconciliation</td><td>READ</td><td>READ</td></tr>
+ *   <tr><td>KEY/N/armed-*, outcome</td><td>READ</td><td>READ</td></tr>
  * </table>
  *
  * So nothing grants a worker or an operator DELETE on a parent of a record (only the election
  * container, whose children are ephemeral), WRITE on an immutable record, or CREATE under
- * {@code authorizations} to a worker. Above the namespace oncegate changes nothing (the
+ * {@code authorizations} (authorizations, reconciliations) to a worker. Above the namespace oncegate changes nothing (the
  * client's own ACL applies). Without roles every znode is {@code world:anyone:cdrwa}.
  *
  * <p>Immutable and thread-safe.
@@ -61,7 +61,7 @@ final class Acls {
             case NAMESPACE, GENESIS, AUTHORIZATION, ELECTION_NODE, RECORD -> acl(r, r);
             case KEYS, KEY -> acl(Perms.CREATE | r, r);
             case AUTHORIZATIONS -> acl(r, Perms.CREATE | r);
-            case SCOPE -> acl(Perms.CREATE | r | Perms.WRITE, Perms.CREATE | r | Perms.WRITE);
+            case SCOPE -> acl(Perms.CREATE | r | Perms.WRITE, r | Perms.WRITE);
             case LATCH -> acl(Perms.CREATE | r | Perms.DELETE, r);
         };
     }

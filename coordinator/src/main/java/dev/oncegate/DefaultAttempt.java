@@ -265,8 +265,8 @@ final class DefaultAttempt implements Attempt {
             return null;
         }
         return new Decision.StopUnavailable(StopReason.ZOOKEEPER_ROLLED_BACK, Evidence.of(scopePath, view.scope(),
-                "the lease write landed at zxid 0x" + Long.toHexString(token.zxid()) + " but zxid 0x"
-                        + Long.toHexString(highest) + " was already seen for namespace " + gate.protocol.namespace()
+                "the lease write landed at zxid " + token.zxid() + " but zxid "
+                        + highest + " was already seen for namespace " + gate.protocol.namespace()
                         + " (genesis " + gate.ns.genesisId() + "): the ensemble was restored from an older snapshot and may"
                         + " have forgotten outcomes; nothing was armed. An operator must reconcile before workers resume"));
     }

@@ -136,14 +136,11 @@ final class DefaultOperator implements Operator {
         }
         List<String> armedChildren = new ArrayList<>();
         boolean outcomeZnode = false;
-        boolean reconciliationZnode = false;
         for (String child : client.getChildren().forPath(scopePath)) {
             if (child.startsWith(Layout.ARMED_PREFIX)) {
                 armedChildren.add(child);
             } else if (child.equals(Layout.OUTCOME)) {
                 outcomeZnode = true;
-            } else if (child.equals(Layout.RECONCILIATION)) {
-                reconciliationZnode = true;
             } else if (!child.equals(Layout.LATCH)) {
                 unreadable.add(new KeyHistory.Unreadable(scopePath + "/" + child, new byte[0],
                         "an unexpected znode under the scope", REPAIR_FOREIGN));
@@ -186,13 +183,19 @@ final class DefaultOperator implements Operator {
             }
         }
         KeyHistory.Reconciliation reconciliation = null;
+        String reconciliationPath = Layout.reconciliation(keyPath, n);
+        byte[] reconciliationBytes = null;
+        try {
+            reconciliationBytes = client.getData().forPath(reconciliationPath);
+        } catch (KeeperException.NoNodeException none) {
+            // the usual case
+        }
+        boolean reconciliationZnode = reconciliationBytes != null;
         if (reconciliationZnode) {
-            String path = Layout.reconciliation(scopePath);
-            byte[] bytes = bytes(path);
             try {
-                reconciliation = Records.decodeReconciliation(path, bytes);
+                reconciliation = Records.decodeReconciliation(reconciliationPath, reconciliationBytes);
             } catch (UnreadableRecordException e) {
-                unreadable.add(new KeyHistory.Unreadable(path, bytes, e.problem(), REPAIR_RECORD));
+                unreadable.add(new KeyHistory.Unreadable(reconciliationPath, reconciliationBytes, e.problem(), REPAIR_RECORD));
             }
         }
         if (scope != null && scope.reconciled() != reconciliationZnode) {
@@ -213,6 +216,10 @@ final class DefaultOperator implements Operator {
         List<String> names = new ArrayList<>(ns.client.getChildren().forPath(authPath));
         names.sort(null);
         for (String name : names) {
+            if (name.startsWith(Layout.RECONCILED_PREFIX) && Layout.scopeNumber(name.substring(Layout.RECONCILED_PREFIX.length()))
+                    < scopes.size()) {
+                continue; // a reconciliation: read with its scope
+            }
             String path = authPath + "/" + name;
             Stat stat = new Stat();
             byte[] data;
@@ -464,7 +471,7 @@ final class DefaultOperator implements Operator {
                 int n = consumedLatest(h, "reconcile");
                 KeyHistory.Scope latest = h.scopes().get(n);
                 if (latest.reconciliation() != null) {
-                    return new Reconciled(Layout.reconciliation(latest.path()), n, false, latest.reconciliation());
+                    return new Reconciled(Layout.reconciliation(keyPath, n), n, false, latest.reconciliation());
                 }
                 if (latest.state() == ScopeState.SENT_VERIFIED) {
                     throw new IllegalArgumentException("key " + key + " scope " + n + " is sent_verified already: nothing"
@@ -476,7 +483,7 @@ final class DefaultOperator implements Operator {
                 if (ns.protocol.reconcile(view, reconciliation)) {
                     LOG.info("oncegate namespace {}: {} reconciled key {} scope {} as sent_verified: {}",
                             ns.namespace, by, key, n, evidence);
-                    return new Reconciled(Layout.reconciliation(view.path()), n, true, reconciliation);
+                    return new Reconciled(Layout.reconciliation(keyPath, n), n, true, reconciliation);
                 }
             }
             throw new OncegateException("key " + key + " kept changing while it was being reconciled; try again");

@@ -15,7 +15,7 @@ import org.apache.curator.utils.PathUtils;
  * KEY/N/latch/...                 Curator LeaderLatch (container parent)
  * KEY/N/armed-ATTEMPT             immutable arming record, named by the attempt that armed
  * KEY/N/outcome                   immutable outcome record
- * KEY/N/reconciliation            immutable operator reconciliation (unknown → sent_verified)
+ * KEY/authorizations/reconciled-N operator reconciliation of scope N (unknown → sent_verified)
  * </pre>
  *
  * <p>ZooKeeper checks versions only, and a recreated znode restarts at version 0: a version alone
@@ -34,7 +34,11 @@ final class Layout {
     /** Prefix of an authorization's name; the consumed scope it follows comes after it. */
     static final String AFTER_PREFIX = "after-";
     static final String OUTCOME = "outcome";
-    static final String RECONCILIATION = "reconciliation";
+    /**
+     * Prefix of an operator's reconciliation of scope n; it lives under {@code authorizations},
+     * where only operators may create (workers may create under a scope, so one there could be forged).
+     */
+    static final String RECONCILED_PREFIX = "reconciled-";
 
     private Layout() {
     }
@@ -111,8 +115,14 @@ final class Layout {
         return scopePath + "/" + OUTCOME;
     }
 
-    static String reconciliation(String scopePath) {
-        return scopePath + "/" + RECONCILIATION;
+    /** The reconciliation of scope {@code n} of the key at {@code keyPath}. */
+    static String reconciliation(String keyPath, int n) {
+        return authorizations(keyPath) + "/" + RECONCILED_PREFIX + n;
+    }
+
+    /** The key of a scope path ({@code KEY/n} → {@code KEY}). */
+    static String keyOfScope(String scopePath) {
+        return scopePath.substring(0, scopePath.lastIndexOf('/'));
     }
 
     /** What kind of oncegate znode {@code path} is in namespace {@code ns}: the basis of its ACL. */

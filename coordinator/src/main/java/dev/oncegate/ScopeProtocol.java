@@ -303,7 +303,7 @@ final class ScopeProtocol {
         }
         KeyHistory.Reconciliation reconciliation = null;
         if (scope.reconciled()) {
-            String reconciliationPath = Layout.reconciliation(scopePath);
+            String reconciliationPath = Layout.reconciliation(keyPath, n);
             try {
                 byte[] bytes = client.getData().forPath(reconciliationPath);
                 keep(raw, reconciliationPath, bytes);
@@ -702,7 +702,7 @@ final class ScopeProtocol {
 
     /**
      * {@code multi(check(scope, version), setData(scope, reconciled, version), create
-     * SCOPE/reconciliation)}: an operator's verdict that a {@code send_status_unknown} (or
+     * KEY/authorizations/reconciled-n)}: an operator's verdict that a {@code send_status_unknown} (or
      * armed-without-outcome) scope was delivered. Moving the scope's version also fences the
      * executor's own outcome write, should it still come: it can no longer record {@code not_sent}
      * and reopen the key. The original records stay beside it.
@@ -716,7 +716,8 @@ final class ScopeProtocol {
                     client.transactionOp().setData().withVersion(scope.version())
                             .forPath(scope.path(), Records.scope(scope.data().reconciledNow())),
                     client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.RECORD))
-                            .forPath(Layout.reconciliation(scope.path()), Records.reconciliation(reconciliation)))));
+                            .forPath(Layout.reconciliation(Layout.keyOfScope(scope.path()), scope.scope()),
+                                    Records.reconciliation(reconciliation)))));
             return true;
         } catch (KeeperException.BadVersionException | KeeperException.NoNodeException | KeeperException.NodeExistsException e) {
             return false;

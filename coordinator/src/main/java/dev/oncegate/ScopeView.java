@@ -48,7 +48,7 @@ record ScopeView(int scope, String path, Records.Scope data, int version, long m
     /** The record this view's state rests on, as evidence for a decision. */
     Evidence evidence(String detail) {
         if (reconciliation != null) {
-            return new Evidence(Layout.reconciliation(path), scope, reconciliation.actor().task(), reconciliation.actor().host(),
+            return new Evidence(Layout.reconciliation(Layout.keyOfScope(path), scope), scope, reconciliation.actor().task(), reconciliation.actor().host(),
                     reconciliation.at(), detail + ": reconciled sent_verified by " + reconciliation.by() + " ("
                     + reconciliation.evidence() + ")");
         }

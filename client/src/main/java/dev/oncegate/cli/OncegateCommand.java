@@ -7,7 +7,8 @@ import picocli.CommandLine.Command;
 @Command(name = "oncegate", mixinStandardHelpOptions = true, versionProvider = OncegateCommand.Version.class,
         description = "Make an external side effect happen at most once across a fleet, coordinated through ZooKeeper.",
         subcommands = {InitCommand.class, KeyCommand.class, RunCommand.class, InspectCommand.class,
-                ListCommand.class, AuthorizeCommand.class, ServerCommand.class, DemoCommand.class,
+                ListCommand.class, AuthorizeCommand.class, ReconcileCommand.class, GcCommand.class, ServerCommand.class,
+                DemoCommand.class,
                 CommandLine.HelpCommand.class},
         footer = {"", "Exit codes: 0 delivered (sent_verified) or success, 1 crossed with unknown outcome,"
                 + " 2 usage error or bad input, 3 proven not_sent, 10 stop_sent, 11 stop_unknown,"
@@ -20,7 +21,7 @@ final class OncegateCommand implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(),
-                "missing a subcommand: init, key, run, inspect, list, authorize, server or demo");
+                "missing a subcommand: init, key, run, inspect, list, authorize, reconcile, gc, server or demo");
     }
 
     /** The version from the jar's manifest ({@code dev} when run from classes). */

@@ -84,6 +84,7 @@ final class RunCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         String namespace = common.namespace();
         String connect = connection.connect();
+        Credentials credentials = connection.credentials();
         EffectKey key = effect.resolve(spec);
         validate();
         ChildCommand action = new ChildCommand(command, notSentExit, timeout);
@@ -91,13 +92,13 @@ final class RunCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(shutdown.hook);
         Map<String, Object> result = null;
         int code = ExitCode.STOP_UNAVAILABLE;
-        try (ZooKeeperConnection zk = ZooKeeperConnection.open(connect, connection.connectTimeout);
+        try (ZooKeeperConnection zk = ZooKeeperConnection.open(connect, connection.connectTimeout, credentials, namespace);
              Gate gate = zk.gate(namespace, state, b -> {
                  if (taskId != null) {
                      b.taskId(taskId);
                  }
              });
-             Attempt attempt = gate.enter(key, wait)) {
+             Attempt attempt = enter(zk, gate, key)) {
             Decision decision = attempt.decision();
             if (decision instanceof Decision.Stop stop) {
                 result = stopResult(key, stop);
@@ -123,6 +124,15 @@ final class RunCommand implements Callable<Integer> {
             shutdown.done(code);
         }
         return code;
+    }
+
+    /** Learns the namespace's roles first (for the ACLs of the election nodes Curator creates), then enters. */
+    private Attempt enter(ZooKeeperConnection zk, Gate gate, EffectKey key) throws InterruptedException {
+        if (zk.client().blockUntilConnected((int) Math.max(1, connection.connectTimeout.toMillis()),
+                java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            zk.learnRoles();
+        }
+        return gate.enter(key, wait);
     }
 
     /** Checks what picocli cannot: everything before any connection. */

@@ -142,7 +142,7 @@ final class ServerCommand implements Callable<Integer> {
                 System.err.println("oncegate server: not initialising: " + refused);
             } else {
                 try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, START_TIMEOUT)) {
-                    initialized = Gate.initialize(zk.client(), namespace, state.marks(connect)).created();
+                    initialized = Gate.initialize(zk.client(), namespace, null, state.marks(connect)).created();
                 }
             }
         }

@@ -3,6 +3,9 @@ package dev.oncegate.cli;
 import java.time.Duration;
 
 import dev.oncegate.Gate;
+import dev.oncegate.Genesis;
+import dev.oncegate.OncegateAcl;
+import dev.oncegate.Operator;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -22,29 +25,67 @@ final class ZooKeeperConnection implements AutoCloseable {
     private final CuratorFramework client;
     private final String connect;
     private final Duration connectTimeout;
+    private final java.util.concurrent.atomic.AtomicReference<Genesis.Roles> roles;
+    private final String namespace;
 
-    private ZooKeeperConnection(CuratorFramework client, String connect, Duration connectTimeout) {
+    private ZooKeeperConnection(CuratorFramework client, String connect, Duration connectTimeout,
+                                java.util.concurrent.atomic.AtomicReference<Genesis.Roles> roles, String namespace) {
         this.client = client;
         this.connect = connect;
         this.connectTimeout = connectTimeout;
+        this.roles = roles;
+        this.namespace = namespace;
     }
 
-    /** Builds and starts a client; does not wait for the connection (see {@link #awaitConnected}). */
+    /**
+     * Reads the namespace's roles from its genesis, so that znodes Curator creates on our behalf
+     * (LeaderLatch's election nodes) get their ACLs. A genesis that cannot be read is left to the
+     * gate, which fails closed on it with a precise reason.
+     */
+    void learnRoles() throws InterruptedException {
+        try {
+            roles.set(OncegateAcl.roles(client, namespace));
+        } catch (dev.oncegate.OncegateException unreadable) {
+            // the gate reports it
+        }
+    }
+
+    /** Builds and starts an unauthenticated client; does not wait for the connection. */
     static ZooKeeperConnection open(String connect, Duration connectTimeout) {
+        return open(connect, connectTimeout, null, Gate.DEFAULT_NAMESPACE);
+    }
+
+    /**
+     * Builds and starts a client, authenticated as {@code credentials} (null: none), whose ACL
+     * provider gives every znode it creates in {@code namespace} its role ACL once
+     * {@link #learnRoles} read them; does not wait for the connection (see {@link #awaitConnected}).
+     */
+    static ZooKeeperConnection open(String connect, Duration connectTimeout, Credentials credentials, String namespace) {
         long connectionMs = Math.max(100, Math.min(connectTimeout.toMillis(), 15_000));
-        CuratorFramework client = CuratorFrameworkFactory.builder()
+        java.util.concurrent.atomic.AtomicReference<Genesis.Roles> roles = new java.util.concurrent.atomic.AtomicReference<>();
+        CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
                 .connectString(connect)
                 .sessionTimeoutMs((int) SESSION_TIMEOUT.toMillis())
                 .connectionTimeoutMs((int) connectionMs)
                 .retryPolicy(new ExponentialBackoffRetry(200, 3, 2_000))
-                .build();
+                .aclProvider(OncegateAcl.provider(namespace, roles::get));
+        if (credentials != null) {
+            builder.authorization("digest", credentials.bytes());
+        }
+        CuratorFramework client = builder.build();
         client.start();
-        return new ZooKeeperConnection(client, connect, connectTimeout);
+        return new ZooKeeperConnection(client, connect, connectTimeout, roles, namespace);
     }
 
-    /** Opens a client and waits for it to connect. */
+    /** Opens an unauthenticated client and waits for it to connect. */
     static ZooKeeperConnection connected(String connect, Duration connectTimeout) throws InterruptedException {
-        ZooKeeperConnection connection = open(connect, connectTimeout);
+        return connected(connect, connectTimeout, null, Gate.DEFAULT_NAMESPACE);
+    }
+
+    /** Opens a client (see {@link #open(String, Duration, Credentials, String)}) and waits for it to connect. */
+    static ZooKeeperConnection connected(String connect, Duration connectTimeout, Credentials credentials, String namespace)
+            throws InterruptedException {
+        ZooKeeperConnection connection = open(connect, connectTimeout, credentials, namespace);
         try {
             connection.awaitConnected();
             return connection;
@@ -85,6 +126,11 @@ final class ZooKeeperConnection implements AutoCloseable {
     /** {@link #gate(String, StateOptions, java.util.function.Consumer)} with nothing added. */
     Gate gate(String namespace, StateOptions state) {
         return gate(namespace, state, b -> { });
+    }
+
+    /** The operator side of {@code namespace} on this connection, feeding this host's zxid marks. */
+    Operator operator(String namespace, StateOptions state) {
+        return Operator.builder(client).namespace(namespace).zxidMarks(state.marks(connect)).build();
     }
 
     @Override

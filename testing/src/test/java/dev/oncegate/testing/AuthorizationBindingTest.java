@@ -1,5 +1,7 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.Operator;
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
@@ -100,7 +102,7 @@ class AuthorizationBindingTest {
         assertThat(history.authorizations()).singleElement().satisfies(auth -> {
             assertThat(auth.name()).isEqualTo("after-0");
             assertThat(auth.usedBy()).isEqualTo(-1);
-            assertThat(auth.status()).isEqualTo("stale");
+            assertThat(auth.status()).isEqualTo(KeyHistory.AuthorizationStatus.STALE);
         });
     }
 
@@ -122,8 +124,8 @@ class AuthorizationBindingTest {
         assertThat(c).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isEqualTo(1));
         assertThat(first).isInstanceOfSatisfying(Crossing.Crossed.class, x -> assertThat(x.recorded()).isTrue());
         KeyHistory history = a.gate().inspect(key.key());
-        assertThat(history.scopes()).extracting(KeyHistory.ScopeHistory::state).containsExactly("not_sent", "sent_verified");
-        assertThat(history.authorizations()).singleElement().satisfies(auth -> assertThat(auth.status()).isEqualTo("used"));
+        assertThat(history.scopes()).extracting(KeyHistory.Scope::state).containsExactly(ScopeState.NOT_SENT, ScopeState.SENT_VERIFIED);
+        assertThat(history.authorizations()).singleElement().satisfies(auth -> assertThat(auth.status()).isEqualTo(KeyHistory.AuthorizationStatus.USED));
         // and nobody delivers again
         assertThat(enterAndDeliver(zk.newGate("task-d"))).isInstanceOf(Decision.StopSent.class);
         assertThat(provider.deliveries()).isEqualTo(1);
@@ -152,9 +154,9 @@ class AuthorizationBindingTest {
         assertThat(provider.deliveries()).isEqualTo(2);
         KeyHistory history = a.gate().inspect(key.key());
         assertThat(history.scopes()).hasSize(2);
-        assertThat(history.authorizations()).extracting(KeyHistory.AuthorizationRecord::name, KeyHistory.AuthorizationRecord::status)
-                .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("after-0", "used"),
-                        org.assertj.core.groups.Tuple.tuple("auth-0000000001", "ignored"));
+        assertThat(history.authorizations()).extracting(KeyHistory.Authorization::name, KeyHistory.Authorization::status)
+                .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("after-0", KeyHistory.AuthorizationStatus.USED),
+                        org.assertj.core.groups.Tuple.tuple("auth-0000000001", KeyHistory.AuthorizationStatus.IGNORED));
     }
 
     @Test
@@ -193,7 +195,7 @@ class AuthorizationBindingTest {
         assertThat(late).isInstanceOf(Decision.StopSent.class);
         assertThat(provider.deliveries()).isEqualTo(1);
         assertThat(a.gate().inspect(key.key()).authorizations()).singleElement()
-                .satisfies(auth -> assertThat(auth.status()).isEqualTo("premature"));
+                .satisfies(auth -> assertThat(auth.status()).isEqualTo(KeyHistory.AuthorizationStatus.PREMATURE));
     }
 
     @Test
@@ -208,15 +210,15 @@ class AuthorizationBindingTest {
         Gate bob = zk.newGate("bob");
         CyclicBarrier both = new CyclicBarrier(2);
         ExecutorService pool = Executors.newFixedThreadPool(2);
-        List<Gate.Authorization> results;
+        List<Operator.Authorized> results;
         try {
-            Future<Gate.Authorization> byAlice = pool.submit(() -> {
+            Future<Operator.Authorized> byAlice = pool.submit(() -> {
                 both.await();
-                return alice.authorize(key.key(), "alice", "resend to the customer");
+                return alice.operator().authorize(key.key(), "alice", "resend to the customer");
             });
-            Future<Gate.Authorization> byBob = pool.submit(() -> {
+            Future<Operator.Authorized> byBob = pool.submit(() -> {
                 both.await();
-                return bob.authorize(key.key(), "bob", "resend too");
+                return bob.operator().authorize(key.key(), "bob", "resend too");
             });
             results = List.of(byAlice.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS),
                     byBob.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS));
@@ -225,10 +227,10 @@ class AuthorizationBindingTest {
         }
 
         // Then one record was written, the other operator was told about it
-        assertThat(results).filteredOn(Gate.Authorization::created).hasSize(1);
+        assertThat(results).filteredOn(Operator.Authorized::created).hasSize(1);
         assertThat(results).allSatisfy(r -> {
             assertThat(r.path()).isEqualTo(keyPath() + "/authorizations/after-0");
-            assertThat(r.status()).isEqualTo("unused");
+            assertThat(r.status()).isEqualTo(KeyHistory.AuthorizationStatus.UNUSED);
         });
         assertThat(results.get(0).by()).isEqualTo(results.get(1).by());
         assertThat(a.client().getChildren().forPath(keyPath() + "/authorizations")).containsExactly("after-0");
@@ -241,7 +243,7 @@ class AuthorizationBindingTest {
     @Test
     void authorize_refusesAKeyThatIsNotConsumed_andWritesNothing() throws Exception {
         Gate gate = zk.newGate("ops");
-        assertThatThrownBy(() -> gate.authorize(key.key(), "ops", "why")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> gate.operator().authorize(key.key(), "ops", "why")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("does not exist");
         try (Attempt attempt = gate.enter(key)) {
             BoundaryAction never = ctx -> {
@@ -249,7 +251,7 @@ class AuthorizationBindingTest {
             };
             attempt.cross(never);
         }
-        assertThatThrownBy(() -> gate.authorize(key.key(), "ops", "why")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> gate.operator().authorize(key.key(), "ops", "why")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("not consumed");
         assertThat(zk.newClient().getChildren().forPath(keyPath() + "/authorizations")).isEmpty();
     }

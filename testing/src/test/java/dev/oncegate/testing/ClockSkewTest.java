@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Clock;
@@ -44,7 +45,7 @@ class ClockSkewTest extends ServerScenario {
         assertThat(crossingB).isInstanceOf(Crossing.Crossed.class);
         assertThat(provider.deliveries()).isEqualTo(1);
         assertThat(provider.ledger().get(0).taskId()).isEqualTo("task-b");
-        assertThat(a.gate().inspect(key.key()).state()).isEqualTo("sent_verified");
+        assertThat(a.gate().inspect(key.key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 
     @Test
@@ -68,6 +69,6 @@ class ClockSkewTest extends ServerScenario {
         assertThat(crossingA.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS)).isInstanceOf(Crossing.Crossed.class);
         assertThat(provider.deliveries()).isEqualTo(1);
         KeyHistory history = a.gate().inspect(key.key());
-        assertThat(history.state()).isEqualTo("sent_verified");
+        assertThat(history.state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 }

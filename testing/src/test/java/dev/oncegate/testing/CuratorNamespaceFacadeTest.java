@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.Future;
@@ -50,6 +51,6 @@ class CuratorNamespaceFacadeTest extends ServerScenario {
         try (Attempt late = gateB.enter(key)) {
             assertThat(late.decision()).isInstanceOf(Decision.StopSent.class);
         }
-        assertThat(gateB.inspect(key.key()).state()).isEqualTo("sent_verified");
+        assertThat(gateB.inspect(key.key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 }

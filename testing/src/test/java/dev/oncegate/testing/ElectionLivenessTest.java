@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.Future;
@@ -29,7 +30,7 @@ class ElectionLivenessTest extends ServerScenario {
         try (Attempt attemptB = taker.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
             assertThat(attemptB.decision().proceeds()).isTrue();
         }
-        assertThat(b.gate().inspect(key.key()).state()).isEqualTo("open");
+        assertThat(b.gate().inspect(key.key()).state()).isEqualTo(ScopeState.OPEN);
 
         // When C enters and is willing to wait several lease TTLs
         Worker c = worker("task-c", builder -> builder.leaseTtl(Timing.SHORT_LEASE));
@@ -39,6 +40,6 @@ class ElectionLivenessTest extends ServerScenario {
             assertThat(attemptC.cross(provider.verified())).isInstanceOf(Crossing.Crossed.class);
         }
         assertThat(provider.deliveries()).isEqualTo(1);
-        assertThat(c.gate().inspect(key.key()).state()).isEqualTo("sent_verified");
+        assertThat(c.gate().inspect(key.key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 }

@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -45,7 +46,7 @@ class ExecutorCrashTest extends ServerScenario {
         assertThat(provider.deliveries()).isEqualTo(1);
         assertThat(provider.ledger().get(0).taskId()).isEqualTo("task-b");
         KeyHistory history = b.gate().inspect(key.key());
-        assertThat(history.state()).isEqualTo("sent_verified");
+        assertThat(history.state()).isEqualTo(ScopeState.SENT_VERIFIED);
         assertThat(history.scopes()).hasSize(1);
     }
 
@@ -84,7 +85,7 @@ class ExecutorCrashTest extends ServerScenario {
         assertThat(provider.deliveries()).isEqualTo(1);
         Worker later = worker("task-later");
         KeyHistory history = later.gate().inspect(key.key());
-        assertThat(history.state()).isEqualTo("armed");
+        assertThat(history.state()).isEqualTo(ScopeState.ARMED);
         assertThat(history.scopes().get(0).outcome()).isNull();
         try (Attempt attempt = later.gate().enter(key)) {
             assertThat(attempt.decision()).isInstanceOf(Decision.StopUnknown.class);

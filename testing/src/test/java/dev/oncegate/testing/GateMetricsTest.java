@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.Future;
@@ -113,7 +114,7 @@ class GateMetricsTest extends ServerScenario {
             assertThat(active()).isEqualTo(1.0);
             assertThat(registry.find("oncegate.executors.active").tag("zk_namespace", ns).gauges()).hasSize(2);
         }
-        assertThat(first.gate().inspect(key.key()).state()).isEqualTo("open");
+        assertThat(first.gate().inspect(key.key()).state()).isEqualTo(ScopeState.OPEN);
         assertThat(provider.deliveries()).isZero();
     }
 }

@@ -44,8 +44,7 @@ class InterruptBeforeArmingTest {
         // and the scope is neither armed nor leased: the next contender proceeds without waiting
         String scope0 = key.path(zk.namespace()) + "/0";
         assertThat(Scenarios.armedNode(a.client(), scope0)).isNull();
-        Map<String, Object> data = a.gate().inspect(key.key()).scopes().get(0).data();
-        assertThat(data.get("holder")).isNull();
+        assertThat(a.gate().inspect(key.key()).scopes().get(0).lease()).isNull();
         try (Attempt b = zk.newGate("task-b").enter(key)) {
             assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isZero());
             b.cross(provider.verified());

@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -88,7 +89,7 @@ class LeaderFailoverTest {
         if (history.state().equals("sent_verified")) {
             assertThat(provider.deliveries()).isEqualTo(1);
         }
-        assertThat(history.state()).isIn("sent_verified", "armed", "send_status_unknown");
+        assertThat(history.state()).isIn(ScopeState.SENT_VERIFIED, ScopeState.ARMED, ScopeState.SEND_STATUS_UNKNOWN);
         // and a late contender never proceeds again
         try (Attempt late = worker("task-late").gate().enter(key)) {
             assertThat(late.decision().proceeds()).isFalse();
@@ -167,6 +168,6 @@ class LeaderFailoverTest {
             }
         }
         assertThat(provider.deliveries()).isEqualTo(1);
-        assertThat(a.gate().inspect(key.key()).state()).isEqualTo("sent_verified");
+        assertThat(a.gate().inspect(key.key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 }

@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -38,7 +39,7 @@ class OvernightResumeTest extends ServerScenario {
                     s -> assertThat(s.evidence().task()).isEqualTo(TASK + "/sibling"));
         }
         assertThat(provider.deliveries()).isEqualTo(1);
-        assertThat(resumed.gate().inspect(key.key()).state()).isEqualTo("sent_verified");
+        assertThat(resumed.gate().inspect(key.key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 
     @Test
@@ -57,7 +58,7 @@ class OvernightResumeTest extends ServerScenario {
                     s -> assertThat(s.reason()).isEqualTo(StopReason.SEND_STATUS_UNKNOWN));
         }
         assertThat(provider.deliveries()).isEqualTo(1);
-        assertThat(resumed.gate().inspect(key.key()).state()).isEqualTo("send_status_unknown");
+        assertThat(resumed.gate().inspect(key.key()).state()).isEqualTo(ScopeState.SEND_STATUS_UNKNOWN);
     }
 
     @Test
@@ -80,7 +81,7 @@ class OvernightResumeTest extends ServerScenario {
         }
         assertThat(provider.deliveries()).isZero();
         KeyHistory history = resumed.gate().inspect(key.key());
-        assertThat(history.state()).isEqualTo("armed");
+        assertThat(history.state()).isEqualTo(ScopeState.ARMED);
         assertThat(history.scopes().get(0).armed()).isNotNull();
         stuck.cancel(true);
     }
@@ -105,6 +106,6 @@ class OvernightResumeTest extends ServerScenario {
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(25));
         assertThat(crossing).isInstanceOf(Crossing.Crossed.class);
         assertThat(provider.deliveries()).isEqualTo(1);
-        assertThat(resumed.gate().inspect(key.key()).state()).isEqualTo("sent_verified");
+        assertThat(resumed.gate().inspect(key.key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 }

@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
@@ -48,8 +49,8 @@ class PriorNotSentTest extends ServerScenario {
         assertThat(history.scopes()).hasSize(2);
         assertThat(Scenarios.outcomeOf(history, 0)).isEqualTo("not_sent");
         assertThat(Scenarios.outcomeOf(history, 1)).isEqualTo("sent_verified");
-        assertThat(history.scopes().get(1).data()).containsEntry("opened", "not_sent:0");
-        assertThat(history.state()).isEqualTo("sent_verified");
+        assertThat(history.scopes().get(1).opened()).isEqualTo("not_sent:0");
+        assertThat(history.state()).isEqualTo(ScopeState.SENT_VERIFIED);
 
         // and anyone after that stops: the key is consumed
         try (Attempt c = worker("task-c").gate().enter(key)) {

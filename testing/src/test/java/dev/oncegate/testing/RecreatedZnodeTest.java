@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.oncegate.ActionResult;
@@ -73,8 +74,8 @@ class RecreatedZnodeTest {
         assertThat(provider.ledger()).singleElement().satisfies(d -> assertThat(d.taskId()).isEqualTo("task-b"));
         KeyHistory history = b.gate().inspect(key.key());
         assertThat(history.scopes()).singleElement().satisfies(s -> {
-            assertThat(s.state()).isEqualTo("sent_verified");
-            assertThat(Scenarios.taskOf(s.outcome())).isEqualTo("task-b");
+            assertThat(s.state()).isEqualTo(ScopeState.SENT_VERIFIED);
+            assertThat(s.outcome().by().task()).isEqualTo("task-b");
         });
     }
 
@@ -106,9 +107,9 @@ class RecreatedZnodeTest {
             assertThat(provider.ledger()).singleElement().satisfies(d -> assertThat(d.taskId()).isEqualTo("task-b"));
             KeyHistory history = gateB.inspect(key.key());
             assertThat(history.scopes()).singleElement().satisfies(s -> {
-                assertThat(s.state()).isEqualTo("sent_verified");
-                assertThat(Scenarios.taskOf(s.outcome())).isEqualTo("task-b");
-                assertThat(Scenarios.taskOf(s.armed())).isEqualTo("task-b");
+                assertThat(s.state()).isEqualTo(ScopeState.SENT_VERIFIED);
+                assertThat(s.outcome().by().task()).isEqualTo("task-b");
+                assertThat(s.armed().by().task()).isEqualTo("task-b");
             });
         }
     }
@@ -133,8 +134,8 @@ class RecreatedZnodeTest {
                 assertThat(b0).isInstanceOfSatisfying(Crossing.Crossed.class, c -> assertThat(c.recorded()).isTrue());
             }
             assertThat(gateB.inspect(key.key()).scopes()).singleElement().satisfies(s -> {
-                assertThat(Scenarios.taskOf(s.armed())).isEqualTo("task-b");
-                assertThat(Scenarios.taskOf(s.outcome())).isEqualTo("task-b");
+                assertThat(s.armed().by().task()).isEqualTo("task-b");
+                assertThat(s.outcome().by().task()).isEqualTo("task-b");
             });
             assertThat(provider.ledger()).extracting(RecordingProvider.Delivery::taskId).containsExactly("task-a", "task-b");
         }

@@ -100,7 +100,7 @@ class RollbackDetectionTest {
                 assertThat(s.evidence().detail()).contains("restored from an older snapshot");
             });
             assertThat(Scenarios.armedNode(b.client(), key.path(NS) + "/0")).isNull();
-            assertThat(b.gate().inspect(key.key()).scopes().get(0).data().get("holder"))
+            assertThat(b.gate().inspect(key.key()).scopes().get(0).lease())
                     .as("the lease it took was released").isNull();
         }
         assertThat(provider.deliveriesOf(key.key())).isEqualTo(1);

@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.CountDownLatch;
@@ -53,7 +54,7 @@ class SessionExpiryTest extends ServerScenario {
         Attempt attemptB = track(enteredB.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS));
         assertThat(attemptB.decision()).isInstanceOfAny(Decision.StopSent.class, Decision.StopUnavailable.class);
         assertThat(provider.deliveries()).isEqualTo(1);
-        assertThat(a.gate().inspect(key.key()).state()).isEqualTo("sent_verified");
+        assertThat(a.gate().inspect(key.key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 
     @Test
@@ -103,7 +104,7 @@ class SessionExpiryTest extends ServerScenario {
         assertThat(provider.deliveries()).isZero();
         KeyHistory history = a.gate().inspect(key.key());
         assertThat(history.scopes().get(0).armed()).isNull();
-        assertThat(history.state()).isIn("leased", "leased_lapsed", "open");
+        assertThat(history.state()).isIn(ScopeState.LEASED, ScopeState.OPEN);
     }
 
     @Test
@@ -156,7 +157,7 @@ class SessionExpiryTest extends ServerScenario {
         assertThat(crossed).isInstanceOf(Crossing.Crossed.class);
         assertThat(provider.deliveries()).isEqualTo(1);
         KeyHistory history = a.gate().inspect(key.key());
-        assertThat(history.state()).isIn("sent_verified", "armed");
+        assertThat(history.state()).isIn(ScopeState.SENT_VERIFIED, ScopeState.ARMED);
         assertThat(((Crossing.Crossed) crossed).recorded()).isEqualTo(history.state().equals("sent_verified"));
         try (Attempt late = worker("task-c").gate().enter(key)) {
             assertThat(late.decision()).isInstanceOfAny(Decision.StopSent.class, Decision.StopUnknown.class);

@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
@@ -55,9 +56,8 @@ class SimultaneousContendersTest extends ServerScenario {
         assertThat(kinds).filteredOn(k -> k.equals("stop_sent")).hasSize(CONTENDERS - 1);
         KeyHistory history = workers.get(0).gate().inspect(key.key());
         assertThat(history.scopes()).hasSize(1);
-        assertThat(history.state()).isEqualTo("sent_verified");
-        @SuppressWarnings("unchecked")
-        String winner = (String) ((java.util.Map<String, Object>) history.scopes().get(0).outcome().get("by")).get("task");
+        assertThat(history.state()).isEqualTo(ScopeState.SENT_VERIFIED);
+        String winner = history.scopes().get(0).outcome().by().task();
         assertThat(winner).isEqualTo(provider.ledger().get(0).taskId());
     }
 }

@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
@@ -20,7 +21,7 @@ class UnreadableHistoryTest extends ServerScenario {
         try (Attempt a = w.gate().enter(key)) {
             assertThat(a.decision().proceeds()).isTrue();
         }
-        assertThat(w.gate().inspect(key.key()).state()).isEqualTo("open");
+        assertThat(w.gate().inspect(key.key()).state()).isEqualTo(ScopeState.OPEN);
         return w;
     }
 

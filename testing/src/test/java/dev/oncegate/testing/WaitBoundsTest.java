@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -22,6 +23,6 @@ class WaitBoundsTest extends ServerScenario {
             assertThat(attempt.cross(provider.verified())).isInstanceOf(Crossing.Crossed.class);
         }
         assertThat(provider.deliveries()).isEqualTo(1);
-        assertThat(w.gate().inspect(key.key()).state()).isEqualTo("sent_verified");
+        assertThat(w.gate().inspect(key.key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 }
