@@ -12,7 +12,6 @@ import java.util.UUID;
 import dev.oncegate.Destination;
 import dev.oncegate.EffectKey;
 import dev.oncegate.IdentityKind;
-import dev.oncegate.testing.TlsMaterial;
 import dev.oncegate.testing.TlsZooKeeper;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.AfterAll;
@@ -35,7 +34,6 @@ class EncryptionInTransitIT {
     static final String NAMESPACE = "/oncegate";
     static final String LEDGER_LINE = CliFixture.LEDGER_LINE;
 
-    static TlsMaterial tls;
     static TlsZooKeeper zk;
 
     @TempDir
@@ -49,24 +47,20 @@ class EncryptionInTransitIT {
 
     @BeforeAll
     static void startTlsOnlyServer() {
-        tls = TlsMaterial.generate();
-        zk = TlsZooKeeper.start(tls);
+        zk = TlsZooKeeper.start();
     }
 
     @AfterAll
     static void stopServer() {
         if (zk != null) {
-            zk.close();
-        }
-        if (tls != null) {
-            tls.close();
+            zk.close(); // and its keys
         }
     }
 
     @BeforeEach
     void workingDirectory() throws Exception {
         cli = new Cli(dir, Map.of());
-        clientConfig = tls.writeClientConfig(dir.resolve("client.properties"));
+        clientConfig = zk.material().writeClientConfig(dir.resolve("client.properties"));
         ledger = dir.resolve("ledger");
         content = dir.resolve("report.txt");
         Files.writeString(content, "quarterly report " + UUID.randomUUID() + "\n");

@@ -136,7 +136,12 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
 
     /** Writes the namespace's genesis record, as {@code oncegate init} does. */
     public void initNamespace(String namespace) {
-        try (CuratorFramework client = newClient()) {
+        initNamespace(newClient(), namespace);
+    }
+
+    /** Writes the namespace's genesis record through {@code client}, then closes the client. */
+    static void initNamespace(CuratorFramework client, String namespace) {
+        try (client) {
             Gate.initialize(client, namespace);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -16,7 +16,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
-import dev.oncegate.Gate;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.server.ServerConfig;
 import org.apache.zookeeper.server.ZooKeeperServerMain;
@@ -58,16 +57,18 @@ public final class TlsZooKeeper implements AutoCloseable {
     private final Path scratch;
     private final int port;
     private final TlsMaterial material;
+    private final boolean ownsMaterial;
     private final Map<String, String> propertiesBefore;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private TlsZooKeeper(Server main, Thread thread, Path scratch, int port, TlsMaterial material,
-                         Map<String, String> propertiesBefore) {
+                         boolean ownsMaterial, Map<String, String> propertiesBefore) {
         this.main = main;
         this.thread = thread;
         this.scratch = scratch;
         this.port = port;
         this.material = material;
+        this.ownsMaterial = ownsMaterial;
         this.propertiesBefore = propertiesBefore;
     }
 
@@ -83,13 +84,32 @@ public final class TlsZooKeeper implements AutoCloseable {
     }
 
     /**
+     * Starts a TLS-only server with {@link TlsMaterial#generate() fresh material} of its own, which
+     * {@link #close()} removes with the server (see {@link #start(TlsMaterial)}).
+     */
+    public static TlsZooKeeper start() {
+        TlsMaterial material = TlsMaterial.generate();
+        try {
+            return start(material, true);
+        } catch (RuntimeException | Error e) {
+            material.close();
+            throw e;
+        }
+    }
+
+    /**
      * Starts a TLS-only server on 127.0.0.1 and a free port, with the material's server key store
-     * and trust store; its data goes in a private temp directory. Returns once it serves.
+     * and trust store; its data goes in a private temp directory. Returns once it serves. The
+     * material stays the caller's to close.
      *
      * @throws IllegalStateException when another {@code TlsZooKeeper} runs in this JVM, or the
      *                               server does not start (everything is undone)
      */
     public static TlsZooKeeper start(TlsMaterial material) {
+        return start(material, false);
+    }
+
+    private static TlsZooKeeper start(TlsMaterial material, boolean ownsMaterial) {
         Objects.requireNonNull(material, "material");
         if (!RUNNING.compareAndSet(false, true)) {
             throw new IllegalStateException("a TlsZooKeeper is already running in this JVM: ZooKeeper keeps a"
@@ -119,7 +139,7 @@ public final class TlsZooKeeper implements AutoCloseable {
                 throw new IllegalStateException("the TLS ZooKeeper server did not start within " + START_TIMEOUT,
                         main.failure.get());
             }
-            return new TlsZooKeeper(main, thread, scratch, port, material, before);
+            return new TlsZooKeeper(main, thread, scratch, port, material, ownsMaterial, before);
         } catch (Exception e) {
             stop(main, thread);
             restore(before);
@@ -178,7 +198,7 @@ public final class TlsZooKeeper implements AutoCloseable {
         return scratch.resolve("zoo.cfg");
     }
 
-    /** The material the server was started with. */
+    /** The material the server was started with: its CA, key stores and client configuration. */
     public TlsMaterial material() {
         return material;
     }
@@ -199,17 +219,13 @@ public final class TlsZooKeeper implements AutoCloseable {
 
     /** Writes the namespace's genesis record over TLS, as {@code oncegate init} does. */
     public void initNamespace(String namespace) {
-        try (CuratorFramework client = newClient()) {
-            Gate.initialize(client, namespace);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while initialising " + namespace, e);
-        }
+        EmbeddedZooKeeper.initNamespace(newClient(), namespace);
     }
 
     /**
      * Stops the server, restores the {@code zookeeper.*} system properties and removes its data
-     * and its directory (not the material: its owner closes that). Idempotent.
+     * and its directory, and the material when {@link #start()} made it (material given to
+     * {@link #start(TlsMaterial)} stays the caller's). Idempotent.
      */
     @Override
     public void close() {
@@ -221,6 +237,9 @@ public final class TlsZooKeeper implements AutoCloseable {
         } finally {
             restore(propertiesBefore);
             Scratch.delete(scratch);
+            if (ownsMaterial) {
+                material.close();
+            }
             RUNNING.set(false);
         }
     }

@@ -28,7 +28,6 @@ import org.junit.jupiter.api.Test;
  */
 class EncryptionInTransitTest {
 
-    static TlsMaterial tls;
     static TlsZooKeeper zk;
 
     String ns;
@@ -37,17 +36,13 @@ class EncryptionInTransitTest {
 
     @BeforeAll
     static void startTlsOnlyServer() {
-        tls = TlsMaterial.generate();
-        zk = TlsZooKeeper.start(tls);
+        zk = TlsZooKeeper.start();
     }
 
     @AfterAll
     static void stopServer() {
         if (zk != null) {
-            zk.close();
-        }
-        if (tls != null) {
-            tls.close();
+            zk.close(); // and its keys
         }
         // The server's TLS settings lived in system properties while it ran; nothing of them is left
         assertThat(System.getProperties().stringPropertyNames())
