@@ -53,8 +53,7 @@ final class AuthorizeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         String namespace = common.namespace();
-        String connect = connection.connect();
-        Credentials credentials = connection.credentials();
+        ZooKeeperConnection.Settings settings = connection.settings();
         try {
             EffectKey.requireKeyText(key);
         } catch (IllegalArgumentException e) {
@@ -66,10 +65,10 @@ final class AuthorizeCommand implements Callable<Integer> {
         if (reason.isBlank()) {
             throw new ParameterException(spec.commandLine(), "--reason: must say why");
         }
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout, credentials, namespace)) {
+        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
             Operator.Authorized done;
             try {
-                done = zk.operator(namespace, state).authorize(key, by, reason);
+                done = zk.operator(state).authorize(key, by, reason);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("refused: " + e.getMessage(), e);
             }

@@ -3,6 +3,7 @@ package dev.oncegate.cli;
 import java.time.Duration;
 
 import org.apache.zookeeper.client.ConnectStringParser;
+import org.apache.zookeeper.client.ZKClientConfig;
 import picocli.CommandLine.Option;
 
 /**
@@ -23,6 +24,17 @@ final class ConnectOptions {
             converter = Durations.class,
             description = "How long to wait for ZooKeeper before failing closed with exit 13 (default: ${DEFAULT-VALUE}).")
     Duration connectTimeout;
+
+    @Option(names = "--zk-client-config", paramLabel = "FILE", defaultValue = "${env:" + ZkClientConfigFile.ENV + "}",
+            description = "ZooKeeper client properties (a ZKClientConfig file), e.g. TLS: zookeeper.client.secure=true,"
+                    + " zookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty, zookeeper.ssl.keyStore.*,"
+                    + " zookeeper.ssl.trustStore.* (default: $$" + ZkClientConfigFile.ENV + "; none: ZooKeeper's defaults).")
+    String zkClientConfig;
+
+    /** The client configuration of {@code --zk-client-config}, or null; see {@link ZkClientConfigFile#load}. */
+    ZKClientConfig zkClientConfig() {
+        return ZkClientConfigFile.load(zkClientConfig);
+    }
 
     @Option(names = "--auth", paramLabel = "USER:PASSWORD",
             description = "ZooKeeper digest identity to authenticate as (also: $$ONCEGATE_AUTH). Shows in ps: prefer"
@@ -58,6 +70,14 @@ final class ConnectOptions {
             return Credentials.fromFile(java.nio.file.Path.of(file), "ONCEGATE_AUTH_FILE");
         }
         return null;
+    }
+
+    /**
+     * Everything a connection needs, each checked before anything connects: the connect string,
+     * the timeout, the client configuration file and the identity (bad input: exit 2).
+     */
+    ZooKeeperConnection.Settings settings() {
+        return new ZooKeeperConnection.Settings(connect(), connectTimeout, zkClientConfig(), credentials());
     }
 
     /** The connect string; an empty ONCEGATE_CONNECT counts as unset, an empty --connect is refused (exit 2). */

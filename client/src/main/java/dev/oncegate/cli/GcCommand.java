@@ -47,13 +47,12 @@ final class GcCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         String namespace = common.namespace();
-        String connect = connection.connect();
-        Credentials credentials = connection.credentials();
+        ZooKeeperConnection.Settings settings = connection.settings();
         if (olderThan.isZero() || olderThan.isNegative()) {
             throw new ParameterException(spec.commandLine(), "--older-than: must be more than zero");
         }
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout, credentials, namespace)) {
-            Operator.GcReport report = zk.operator(namespace, state).gc(olderThan, dryRun, entry -> {
+        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
+            Operator.GcReport report = zk.operator(state).gc(olderThan, dryRun, entry -> {
                 Map<String, Object> out = Json.object();
                 out.put("key", entry.key());
                 out.put("path", entry.path());

@@ -59,16 +59,16 @@ final class InitCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         String namespace = common.namespace();
-        String connect = connection.connect();
         Map<String, Credentials> roles = roles();
-        Credentials credentials = connection.credentials();
-        if (credentials == null && roles != null) {
-            credentials = roles.get("admin");
+        ZooKeeperConnection.Settings settings = connection.settings();
+        if (settings.credentials() == null && roles != null) {
+            settings = new ZooKeeperConnection.Settings(settings.connect(), settings.connectTimeout(), settings.clientConfig(),
+                    roles.get("admin"));
         }
         Genesis.Roles wanted = roles == null ? null
                 : new Genesis.Roles(roles.get("worker").digest(), roles.get("operator").digest(), roles.get("admin").digest());
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout, credentials, namespace)) {
-            Gate.Initialization init = Gate.initialize(zk.client(), namespace, wanted, state.marks(connect));
+        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
+            Gate.Initialization init = Gate.initialize(zk.client(), namespace, wanted, state.marks(settings.connect()));
             Genesis g = init.genesis();
             if (!init.created() && wanted != null && !wanted.equals(g.roles())) {
                 System.err.println("oncegate init: " + namespace + " was initialised already with "

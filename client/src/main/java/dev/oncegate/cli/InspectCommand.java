@@ -43,11 +43,10 @@ final class InspectCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         String namespace = common.namespace();
-        String connect = connection.connect();
-        Credentials credentials = connection.credentials();
+        ZooKeeperConnection.Settings settings = connection.settings();
         String keyText = resolveKey();
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout, credentials, namespace)) {
-            KeyHistory history = zk.operator(namespace, state).inspect(keyText);
+        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
+            KeyHistory history = zk.operator(state).inspect(keyText);
             System.out.println(Json.line(Render.history(history)));
             return history.readable() ? ExitCode.OK : ExitCode.STOP_UNAVAILABLE;
         }

@@ -51,8 +51,7 @@ final class ListCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         String namespace = common.namespace();
-        String connect = connection.connect();
-        Credentials credentials = connection.credentials();
+        ZooKeeperConnection.Settings settings = connection.settings();
         ScopeState wanted;
         try {
             wanted = state == null ? null : ScopeState.fromWireName(state);
@@ -63,8 +62,8 @@ final class ListCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--limit: must be at least 1, got " + limit);
         }
         Operator.ListQuery query = new Operator.ListQuery(wanted, olderThan, limit == null ? 0 : limit);
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout, credentials, namespace)) {
-            Operator.ListReport report = zk.operator(namespace, stateOptions)
+        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
+            Operator.ListReport report = zk.operator(stateOptions)
                     .list(query, summary -> System.out.println(Json.line(Render.summary(summary))));
             if (report.unreadable() > 0) {
                 System.err.println("oncegate list: " + report.unreadable() + " of " + report.scanned()

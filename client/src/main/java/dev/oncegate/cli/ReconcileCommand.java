@@ -51,8 +51,7 @@ final class ReconcileCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         String namespace = common.namespace();
-        String connect = connection.connect();
-        Credentials credentials = connection.credentials();
+        ZooKeeperConnection.Settings settings = connection.settings();
         try {
             EffectKey.requireKeyText(key);
         } catch (IllegalArgumentException e) {
@@ -64,10 +63,10 @@ final class ReconcileCommand implements Callable<Integer> {
         if (evidence.isBlank()) {
             throw new ParameterException(spec.commandLine(), "--evidence: must say what the destination showed");
         }
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout, credentials, namespace)) {
+        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
             Operator.Reconciled done;
             try {
-                done = zk.operator(namespace, state).reconcile(key, by, evidence);
+                done = zk.operator(state).reconcile(key, by, evidence);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("refused: " + e.getMessage(), e);
             }

@@ -83,8 +83,7 @@ final class RunCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         String namespace = common.namespace();
-        String connect = connection.connect();
-        Credentials credentials = connection.credentials();
+        ZooKeeperConnection.Settings settings = connection.settings();
         EffectKey key = effect.resolve(spec);
         validate();
         ChildCommand action = new ChildCommand(command, notSentExit, timeout);
@@ -92,8 +91,8 @@ final class RunCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(shutdown.hook);
         Map<String, Object> result = null;
         int code = ExitCode.STOP_UNAVAILABLE;
-        try (ZooKeeperConnection zk = ZooKeeperConnection.open(connect, connection.connectTimeout, credentials, namespace);
-             Gate gate = zk.gate(namespace, state, b -> {
+        try (ZooKeeperConnection zk = ZooKeeperConnection.open(settings, namespace);
+             Gate gate = zk.gate(state, b -> {
                  if (taskId != null) {
                      b.taskId(taskId);
                  }
@@ -128,10 +127,7 @@ final class RunCommand implements Callable<Integer> {
 
     /** Learns the namespace's roles first (for the ACLs of the election nodes Curator creates), then enters. */
     private Attempt enter(ZooKeeperConnection zk, Gate gate, EffectKey key) throws InterruptedException {
-        if (zk.client().blockUntilConnected((int) Math.max(1, connection.connectTimeout.toMillis()),
-                java.util.concurrent.TimeUnit.MILLISECONDS)) {
-            zk.learnRoles();
-        }
+        zk.learnRoles();
         return gate.enter(key, wait);
     }
 
