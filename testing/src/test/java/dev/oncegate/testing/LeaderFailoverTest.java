@@ -86,7 +86,7 @@ class LeaderFailoverTest {
         }
         assertThat(provider.deliveries()).isLessThanOrEqualTo(1);
         KeyHistory history = observer.gate().inspect(key.key());
-        if (history.state().equals("sent_verified")) {
+        if (history.state() == ScopeState.SENT_VERIFIED) {
             assertThat(provider.deliveries()).isEqualTo(1);
         }
         assertThat(history.state()).isIn(ScopeState.SENT_VERIFIED, ScopeState.ARMED, ScopeState.SEND_STATUS_UNKNOWN);

@@ -158,7 +158,7 @@ class SessionExpiryTest extends ServerScenario {
         assertThat(provider.deliveries()).isEqualTo(1);
         KeyHistory history = a.gate().inspect(key.key());
         assertThat(history.state()).isIn(ScopeState.SENT_VERIFIED, ScopeState.ARMED);
-        assertThat(((Crossing.Crossed) crossed).recorded()).isEqualTo(history.state().equals("sent_verified"));
+        assertThat(((Crossing.Crossed) crossed).recorded()).isEqualTo(history.state() == ScopeState.SENT_VERIFIED);
         try (Attempt late = worker("task-c").gate().enter(key)) {
             assertThat(late.decision()).isInstanceOfAny(Decision.StopSent.class, Decision.StopUnknown.class);
         }

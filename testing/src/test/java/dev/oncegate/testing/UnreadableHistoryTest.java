@@ -91,12 +91,22 @@ class UnreadableHistoryTest extends ServerScenario {
     }
 
     @Test
-    void unreadableRecord_inspectRefusesToo() throws Exception {
-        // Given a damaged scope record, When an operator inspects, Then inspect names the record
+    void unreadableRecord_inspectShowsIt_besideTheRestOfTheStory() throws Exception {
+        // Given a damaged scope record, When an operator inspects
         Worker w = keyWithOpenScope();
         w.client().setData().forPath(keyPath() + "/0", GARBAGE);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> w.gate().inspect(key.key()))
-                .isInstanceOf(dev.oncegate.OncegateException.class)
-                .hasMessageContaining(keyPath() + "/0");
+        dev.oncegate.KeyHistory history = w.gate().inspect(key.key());
+
+        // Then inspect names the record, its bytes, the problem and the repair, and hides nothing else
+        assertThat(history.readable()).isFalse();
+        assertThat(history.record()).as("the key record still reads").isNotNull();
+        assertThat(history.unreadable()).singleElement().satisfies(u -> {
+            assertThat(u.path()).isEqualTo(keyPath() + "/0");
+            assertThat(u.raw()).isEqualTo(GARBAGE);
+            assertThat(u.problem()).isNotBlank();
+            assertThat(u.repair()).contains("do not delete it");
+        });
+        assertThat(history.scopes()).singleElement().satisfies(s -> assertThat(s.state()).isNull());
+        assertThat(history.nextAttempt()).contains("stop unavailable (exit 13)").contains(keyPath() + "/0");
     }
 }
