@@ -557,6 +557,64 @@ final class DefaultOperator implements Operator {
         return out;
     }
 
+    // ---- access control -----------------------------------------------------------------------
+
+    @Override
+    public long applyRoles(Genesis.Roles roles, Consumer<String> each) throws InterruptedException {
+        Objects.requireNonNull(roles, "roles");
+        Objects.requireNonNull(each, "each");
+        return run("apply the role ACLs", () -> {
+            ns.requireGenesis();
+            Acls acls = Acls.of(roles);
+            long[] count = {0};
+            String genesisPath = Layout.genesis(ns.namespace);
+            // Children before the genesis: the genesis names the roles, so it changes last.
+            visitTree(ns.namespace, path -> {
+                if (!path.equals(genesisPath)) {
+                    ns.client.setACL().withACL(acls.forPath(ns.namespace, path)).forPath(path);
+                    count[0]++;
+                    each.accept(path);
+                }
+            });
+            Stat stat = new Stat();
+            Genesis genesis = Records.decodeGenesis(genesisPath, ns.client.getData().storingStatIn(stat).forPath(genesisPath));
+            ns.client.setData().withVersion(stat.getVersion())
+                    .forPath(genesisPath, Records.genesis(new Genesis(genesis.id(), genesis.created(), roles)));
+            ns.client.setACL().withACL(acls.forKind(Layout.Kind.GENESIS)).forPath(genesisPath);
+            each.accept(genesisPath);
+            LOG.info("oncegate namespace {}: role ACLs applied to {} znodes (worker {}, operator {}, admin {})",
+                    ns.namespace, count[0] + 1, user(roles.worker()), user(roles.operator()), user(roles.admin()));
+            return count[0] + 1;
+        });
+    }
+
+    private static String user(String digestId) {
+        return digestId.substring(0, digestId.indexOf(':'));
+    }
+
+    @FunctionalInterface
+    private interface PathVisitor {
+        void visit(String path) throws Exception;
+    }
+
+    /** Every znode under {@code root} (root included), depth first; a znode gone meanwhile is skipped. */
+    private void visitTree(String root, PathVisitor visit) throws Exception {
+        List<String> children;
+        try {
+            children = ns.client.getChildren().forPath(root);
+        } catch (KeeperException.NoNodeException gone) {
+            return;
+        }
+        try {
+            visit.visit(root);
+        } catch (KeeperException.NoNodeException gone) {
+            return;
+        }
+        for (String child : children) {
+            visitTree(root + "/" + child, visit);
+        }
+    }
+
     // ---- plumbing -------------------------------------------------------------------------------
 
     /** Who an operator command is, for the records it writes. */

@@ -94,6 +94,19 @@ public interface Operator {
     GcReport gc(Duration olderThan, boolean dryRun, Consumer<GcEntry> each) throws InterruptedException;
 
     /**
+     * Access control for the whole namespace, afterwards: names {@code roles} in the genesis and
+     * gives every znode of the namespace its role ACL from them — to turn access control on for a
+     * namespace initialised without it, or to rotate credentials (new passwords are new digests).
+     * Needs the admin: the client must be authenticated as the current admin (if any) and as the
+     * new one, since the namespace's znodes change hands one by one and the genesis last. Running
+     * workers keep their old identities until restarted; meanwhile they fail closed.
+     *
+     * @param each told every znode whose ACL was set
+     * @return how many znodes were updated
+     */
+    long applyRoles(Genesis.Roles roles, Consumer<String> each) throws InterruptedException;
+
+    /**
      * Which keys {@link #list} reports.
      *
      * @param state     only keys in this state (null: all); {@code SEND_STATUS_UNKNOWN} includes

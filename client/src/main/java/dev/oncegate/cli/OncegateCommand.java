@@ -7,7 +7,8 @@ import picocli.CommandLine.Command;
 @Command(name = "oncegate", mixinStandardHelpOptions = true, versionProvider = OncegateCommand.Version.class,
         description = "Make an external side effect happen at most once across a fleet, coordinated through ZooKeeper.",
         subcommands = {InitCommand.class, KeyCommand.class, RunCommand.class, InspectCommand.class,
-                ListCommand.class, AuthorizeCommand.class, ReconcileCommand.class, GcCommand.class, ServerCommand.class,
+                ListCommand.class, AuthorizeCommand.class, ReconcileCommand.class, GcCommand.class, AclCommand.class,
+                ServerCommand.class,
                 DemoCommand.class,
                 CommandLine.HelpCommand.class},
         footer = {"", "Exit codes: 0 delivered (sent_verified) or success, 1 crossed with unknown outcome,"
@@ -21,7 +22,7 @@ final class OncegateCommand implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(),
-                "missing a subcommand: init, key, run, inspect, list, authorize, reconcile, gc, server or demo");
+                "missing a subcommand: init, key, run, inspect, list, authorize, reconcile, gc, acl, server or demo");
     }
 
     /** The version from the jar's manifest ({@code dev} when run from classes). */

@@ -1,6 +1,8 @@
 package dev.oncegate.cli;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -10,6 +12,7 @@ import dev.oncegate.Genesis;
 import dev.oncegate.OncegateAcl;
 import dev.oncegate.OncegateException;
 import dev.oncegate.Operator;
+import org.apache.curator.framework.AuthInfo;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -38,11 +41,22 @@ final class ZooKeeperConnection implements AutoCloseable {
      * @param clientConfig   ZooKeeper client properties, or null for its defaults
      * @param credentials    the digest identity, or null for none
      */
-    record Settings(String connect, Duration connectTimeout, ZKClientConfig clientConfig, Credentials credentials) {
+    record Settings(String connect, Duration connectTimeout, ZKClientConfig clientConfig, Credentials credentials,
+                    Credentials also) {
+
+        Settings(String connect, Duration connectTimeout, ZKClientConfig clientConfig, Credentials credentials) {
+            this(connect, connectTimeout, clientConfig, credentials, null);
+        }
 
         /** Plain: no client configuration and no identity (the embedded server's own use). */
         static Settings plain(String connect, Duration connectTimeout) {
             return new Settings(connect, connectTimeout, null, null);
+        }
+
+        /** These settings, authenticated as {@code identity} too (a rotation: the old admin and the new). */
+        Settings alsoAs(Credentials identity) {
+            return credentials == null ? new Settings(connect, connectTimeout, clientConfig, identity, null)
+                    : new Settings(connect, connectTimeout, clientConfig, credentials, identity);
         }
     }
 
@@ -70,8 +84,14 @@ final class ZooKeeperConnection implements AutoCloseable {
                 .retryPolicy(new ExponentialBackoffRetry(200, 3, 2_000))
                 .zkClientConfig(settings.clientConfig())
                 .aclProvider(OncegateAcl.provider(namespace, roles::get));
-        if (settings.credentials() != null) {
-            builder.authorization("digest", settings.credentials().bytes());
+        List<AuthInfo> auth = new ArrayList<>();
+        for (Credentials identity : new Credentials[] {settings.credentials(), settings.also()}) {
+            if (identity != null) {
+                auth.add(new AuthInfo("digest", identity.bytes()));
+            }
+        }
+        if (!auth.isEmpty()) {
+            builder.authorization(auth);
         }
         CuratorFramework client = builder.build();
         client.start();
