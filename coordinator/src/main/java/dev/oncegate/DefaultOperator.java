@@ -346,7 +346,8 @@ final class DefaultOperator implements Operator {
                 boolean stateMatches = query.state() == null || state == query.state()
                         || query.state() == ScopeState.SEND_STATUS_UNKNOWN && state == ScopeState.ARMED;
                 boolean oldEnough = cutoff == null || summary.since() != null && summary.since().isBefore(cutoff);
-                if (stateMatches && oldEnough) {
+                // An unreadable key may be in any state for any time: no filter may hide it.
+                if (!h.readable() || stateMatches && oldEnough) {
                     each.accept(summary);
                     counts[1]++;
                 }
@@ -358,8 +359,11 @@ final class DefaultOperator implements Operator {
 
     private static KeySummary summary(KeyHistory h) {
         KeyHistory.Scope latest = h.scopes().isEmpty() ? null : h.scopes().get(h.scopes().size() - 1);
-        return new KeySummary(h.key(), h.path(), h.state(), h.scopes().size(), since(latest), h.record(),
-                h.readable() ? null : h.unreadable().get(0).path() + ": " + h.unreadable().get(0).problem());
+        if (!h.readable()) {
+            return new KeySummary(h.key(), h.path(), null, h.scopes().size(), null, h.record(),
+                    h.unreadable().get(0).path() + ": " + h.unreadable().get(0).problem());
+        }
+        return new KeySummary(h.key(), h.path(), h.state(), h.scopes().size(), since(latest), h.record(), null);
     }
 
     /** When a scope entered its state. */

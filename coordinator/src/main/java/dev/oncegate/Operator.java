@@ -51,8 +51,9 @@ public interface Operator {
 
     /**
      * Walks every key bucket by bucket (each parent's child list stays small), in key order, and
-     * hands {@code each} a summary of every key that matches; keeps going past unreadable keys
-     * (reported with their problem).
+     * hands {@code each} a summary of every key that matches; keeps going past unreadable keys,
+     * which match every query (their state and age are unknown, so no filter may hide them) and
+     * are reported with their problem and a null state.
      *
      * @throws OncegateException when ZooKeeper cannot be read or the namespace has no genesis
      */
@@ -137,7 +138,8 @@ public interface Operator {
      * @param path    its znode
      * @param state   its latest scope's state; null when unreadable
      * @param scopes  how many scopes it has
-     * @param since   when it entered that state (the outcome's, reconciliation's, arming's or lease's time)
+     * @param since   when it entered that state (the outcome's, reconciliation's, arming's or lease's time);
+     *                null when unreadable
      * @param record  the key record (destination, sha256), or null when unreadable
      * @param problem what could not be read, or null
      */

@@ -18,8 +18,9 @@ import picocli.CommandLine.Spec;
  * keys, which it reports: an operator's tool, never a worker's hot path.
  */
 @Command(name = "list", mixinStandardHelpOptions = true,
-        description = "List keys by current state, one JSON object a line, in key order; unreadable keys are listed with"
-                + " their problem.",
+        description = "List keys by current state, one JSON object a line, in key order. A key with an unreadable"
+                + " record is listed whatever the filters (its state and age are unknown), with \"state\":null and"
+                + " its \"problem\".",
         footer = {"", "Exit codes: 0 done; 2 bad input; 13 ZooKeeper unavailable, no permission, the namespace has no"
                 + " genesis, or an unreadable key was met (every line is printed all the same)."})
 final class ListCommand implements Callable<Integer> {
