@@ -76,8 +76,8 @@ public interface Operator {
     /**
      * Records that a person checked the destination and found the effect delivered: the key's
      * latest scope, {@code send_status_unknown} or armed without outcome, is read as
-     * {@code sent_verified} from now on ({@code KEY/n/reconciliation}, beside the original records).
-     * It never produces {@code not_sent} and never reopens the key; an executor still working on an
+     * {@code sent_verified} from now on ({@code KEY/authorizations/reconciled-n}, which only
+     * operators may create, beside the original records). It never produces {@code not_sent} and never reopens the key; an executor still working on an
      * armed scope can no longer record its outcome. Reconciling a reconciled scope writes nothing.
      *
      * @throws IllegalArgumentException when the key does not exist, or its latest scope is neither
