@@ -5,9 +5,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 
@@ -26,6 +31,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * slimmed runnable jar inside it (DemoIT runs the demo from that jar).
  */
 class DistributionIT extends CliFixture {
+
+    /** A class named in a class file (a class reference or a descriptor) in the packages the slimming touches. */
+    private static final Pattern CLASS_REFERENCE = Pattern.compile(
+            "(?:dev/oncegate|org/apache/curator/test|org/junit|com/google/common)(?:/[a-z0-9_]+)*/[A-Z][A-Za-z0-9_$]*");
 
     /** The vector of KeyAndInitIT: a display name outside ASCII, keyed under an ASCII locale. */
     private static final String DEST_NAME = "desktop-chat:Équipe Finance – Q3 📊";
@@ -161,17 +170,29 @@ class DistributionIT extends CliFixture {
     }
 
     @Test
-    void runnableJar_carriesNoJUnitGuavaOrTestOnlyKitClasses() throws IOException {
+    void runnableJar_leavesOutJUnitGuavaOpenSslAndTestHelpers_andNothingItRefersTo() throws IOException {
         try (ZipFile jar = new ZipFile(home.resolve("lib/oncegate.jar").toFile())) {
-            List<String> names = jar.stream().map(ZipEntry::getName).toList();
+            Set<String> entries = jar.stream().map(ZipEntry::getName).collect(Collectors.toSet());
+            List<String> leftOut = new ArrayList<>();
+            for (String entry : entries) {
+                if (entry.endsWith(".class") && (entry.startsWith("dev/oncegate/") || entry.startsWith("org/apache/curator/test/"))) {
+                    String bytes = new String(jar.getInputStream(jar.getEntry(entry)).readAllBytes(), StandardCharsets.ISO_8859_1);
+                    Matcher reference = CLASS_REFERENCE.matcher(bytes);
+                    while (reference.find()) {
+                        boolean shaded = bytes.startsWith("shaded/", reference.start() - "shaded/".length());
+                        if (!shaded && !entries.contains(reference.group() + ".class")) {
+                            leftOut.add(entry + " -> " + reference.group());
+                        }
+                    }
+                }
+            }
 
-            assertThat(names).contains("dev/oncegate/cli/Main.class", "dev/oncegate/testing/ChaosRun.class",
+            assertThat(leftOut).as("classes the jar refers to but leaves out (client/pom.xml's shade filters)").isEmpty();
+            assertThat(entries).contains("dev/oncegate/cli/Main.class", "dev/oncegate/testing/ChaosRun.class",
                     "org/apache/curator/test/TestingCluster.class");
-            assertThat(names).noneMatch(n -> n.startsWith("org/junit/") || n.startsWith("com/google/common/")
-                    || n.startsWith("dev/oncegate/testing/ZooKeeperExtension")
-                    || n.startsWith("dev/oncegate/testing/ProcessChaosRun")
-                    || n.startsWith("org/apache/curator/test/BaseClassForTests")
-                    || n.contains("netty_tcnative"));
+            assertThat(entries).noneMatch(n -> n.startsWith("org/junit/") || n.startsWith("com/google/common/")
+                    || n.startsWith("dev/oncegate/bench/") || n.startsWith("dev/oncegate/testing/ZooKeeperExtension")
+                    || n.startsWith("dev/oncegate/testing/CrossingInFlight") || n.contains("netty_tcnative"));
         }
     }
 
