@@ -1,6 +1,5 @@
 package dev.oncegate;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -78,18 +77,20 @@ final class DefaultAttempt implements Attempt {
     private final LeaderLatchListener latchListener = new LeaderLatchListener() {
         @Override
         public void isLeader() {
-            signal();
+            latchSignal();
         }
 
         @Override
         public void notLeader() {
-            signal();
+            latchSignal();
         }
     };
 
     // Event state, written by Curator threads, read by the owner under the monitor.
     private final Object monitor = new Object();
     private long events;
+    /** The part of {@link #events} that came from this attempt's election latch. */
+    private long latchEvents;
     private Throwable backgroundError;
     private boolean sessionLost;
 
@@ -98,6 +99,10 @@ final class DefaultAttempt implements Attempt {
     private Decision decision;
     private LeaderLatch latch;
     private int latchScope = -1;
+    /** The scope whose election container is known to exist (created with the key, or seen), or -1. */
+    private int latchKnownFor = -1;
+    /** Whether this attempt has given its election a moment to answer before watching the scope. */
+    private boolean electionSettled;
     private boolean watchesSet;
     private volatile String scopePath;
     private ScopeView view;
@@ -141,7 +146,15 @@ final class DefaultAttempt implements Attempt {
         decide(d, Duration.between(started, gate.clock.instant()));
     }
 
-    /** The contention loop: read, ask the rules, and perform the step they name. */
+    /**
+     * The contention loop: read, ask the rules, and perform the step they name. The first read is
+     * one read-only multi (genesis, buckets, key, latest scope); a contender that finds no key
+     * creates it with its first scope and election container in one multi, and knows that scope
+     * without reading it back. A scope at version 0 has never been written (open, no lease), in any
+     * incarnation, so the creator, whose only news since then is its own election, need not read
+     * it again before the lease CAS: a CAS at version 0 can only land on an open scope. (Others read
+     * first: their view may be old, and a CAS bound to fail is still a logged transaction.)
+     */
     private Decision contend(Instant deadline, boolean waited) throws Exception {
         if (!gate.client.blockUntilConnected((int) Math.min(Integer.MAX_VALUE, gate.connectTimeout.toMillis()),
                 TimeUnit.MILLISECONDS)) {
@@ -149,13 +162,35 @@ final class DefaultAttempt implements Attempt {
                     "no ZooKeeper connection within " + gate.connectTimeout.toMillis() + " ms (" + gate.client.getZookeeperClient().getCurrentConnectionString()
                             + "): check that the ensemble is up and reachable"));
         }
-        Decision.Stop namespaceStop = gate.ns.checkGenesis();
+        ScopeProtocol.KeyRead read = protocol.readKey(key);
+        Decision.Stop namespaceStop = gate.ns.checkGenesis(read.genesis());
         if (namespaceStop != null) {
             return namespaceStop;
         }
-        protocol.ensureKey(key, gate.ns.genesisId());
-        int n = protocol.latestScope(keyPath);
+        boolean created = false;
+        for (int tries = 0; !read.exists(); tries++) {
+            ScopeProtocol.KeyCreation creation = protocol.createKey(key, gate.ns.genesisId(), read.firstBucket(),
+                    read.secondBucket());
+            if (creation == ScopeProtocol.KeyCreation.CREATED) {
+                created = true;
+                Records.Scope initial = new Records.Scope("initial", gate.clock.instant(), null, false, false);
+                String path = Layout.scope(keyPath, 0);
+                read = new ScopeProtocol.KeyRead(read.genesis(), true, true, new ScopeProtocol.ScopeRead(
+                        new ScopeView(0, path, initial, 0, 0, null, null, null), AuthorizationView.absent(
+                        Layout.authorization(keyPath, 0), 0), true));
+            } else if (tries < 3) {
+                read = protocol.readKey(key); // a racing contender created it: read what it wrote
+            } else {
+                throw new UnreadableRecordException(keyPath, "the key keeps disappearing right after it is created");
+            }
+        }
+        ScopeProtocol.ScopeRead scopeRead = read.scope();
+        int n = scopeRead.view().scope();
+        latchKnownFor = scopeRead.latchExists() ? n : -1;
         ContentionRules.Observations seen = ContentionRules.Observations.NONE;
+        long readAtEvents = eventCount();
+        long readAtLatchEvents = latchEventCount();
+        boolean watchedRead = false;
         while (true) {
             long seenEvents = eventCount();
             Throwable error = takeBackgroundError();
@@ -166,13 +201,40 @@ final class DefaultAttempt implements Attempt {
             // Read before the scope: the lease CAS checks this node, which binds the CAS to the
             // incarnation of the scope that the read below sees (a recreated scope has no such node).
             String ourNode = joined ? latch.getOurPath() : null;
-            view = protocol.readScope(keyPath, n, watchesSet ? watcher : null);
+            AuthorizationView authorization;
+            long latchNews = latchEventCount() - readAtLatchEvents;
+            boolean onlyElectionNews = latchNews > 0 && seenEvents - readAtEvents == latchNews;
+            if (scopeRead != null) {
+                view = scopeRead.view();
+                authorization = view.state().consumed() ? scopeRead.authorization() : null;
+                scopeRead = null;
+            } else if (onlyElectionNews && created && (!watchesSet || watchedRead) && view.scope() == n
+                    && view.version() == 0 && view.state() == ScopeState.OPEN) {
+                authorization = null; // unwritten since read: still open (see above)
+                readAtEvents = seenEvents;
+                readAtLatchEvents += latchNews;
+            } else {
+                readAtEvents = seenEvents;
+                readAtLatchEvents = latchEventCount();
+                watchedRead = watchesSet;
+                if (watchesSet) {
+                    view = protocol.readScope(keyPath, n, watcher);
+                    authorization = view.state().consumed() ? protocol.readAuthorization(keyPath, n) : null;
+                } else {
+                    ScopeProtocol.ScopeRead once = protocol.readScopeOnce(keyPath, n);
+                    view = once.view();
+                    n = view.scope();
+                    authorization = view.state().consumed() ? once.authorization() : null;
+                    if (once.latchExists()) {
+                        latchKnownFor = n;
+                    }
+                }
+            }
             scopePath = view.path();
             if (watchesSet) {
                 watched.add(scopePath);
                 watched.add(Layout.outcome(scopePath));
             }
-            AuthorizationView authorization = view.state().consumed() ? protocol.readAuthorization(keyPath, n) : null;
             Instant now = gate.clock.instant();
             boolean connected = gate.client.getZookeeperClient().isConnected();
             seen = seen.observe(view, joined && connected && ourNode == null, now);
@@ -216,10 +278,27 @@ final class DefaultAttempt implements Attempt {
                     return d;
                 }
                 // someone else wrote the scope first (or our election node changed): read again
+                readAtEvents = -1;
             } else {
-                waitFor(seenEvents, ((ContentionRules.Wait) step).until());
+                Instant until = ((ContentionRules.Wait) step).until();
+                if (!watchesSet && latch != null && latchScope == n && !latch.hasLeadership() && !electionSettled) {
+                    // Just joined: give the election a moment to answer before watching the scope.
+                    // Uncontended, leadership comes in a few round trips and the scope needs no watch;
+                    // the key's creator is nearly always first, so it gives the election longer.
+                    electionSettled = true;
+                    // (The rules poll every NODE_POLL while the node is being created; the creator, which
+                    // is not probing for a missing node yet, may wait up to the grace before that.)
+                    awaitEvent(seenEvents, created ? now.plus(ContentionRules.ELECTION_NODE_GRACE)
+                            : min(until, now.plus(ContentionRules.NODE_POLL)));
+                } else {
+                    waitFor(seenEvents, until);
+                }
             }
         }
+    }
+
+    private static Instant min(Instant a, Instant b) {
+        return a.isBefore(b) ? a : b;
     }
 
     /**
@@ -274,9 +353,12 @@ final class DefaultAttempt implements Attempt {
     private void joinElection(int n) throws Exception {
         closeLatch();
         String latchPath = Layout.latch(Layout.scope(keyPath, n));
-        // Created here, synchronously and with its ACL, because a LeaderLatch that cannot create
-        // it only logs: a missing permission must stop this contender, not leave it waiting.
-        protocol.createElectionContainer(latchPath);
+        // Created here (unless known to exist), synchronously and with its ACL, because a LeaderLatch
+        // that cannot create it only logs: a missing permission must stop this contender, not leave it waiting.
+        if (latchKnownFor != n) {
+            protocol.createElectionContainer(latchPath);
+            latchKnownFor = n;
+        }
         latch = new LeaderLatch(gate.client, latchPath, attemptId, LeaderLatch.CloseMode.SILENT);
         latch.addListener(latchListener);
         latchScope = n;
@@ -542,7 +624,7 @@ final class DefaultAttempt implements Attempt {
     /** The token no longer matches: say who holds the scope now. */
     private Decision.Stop fencedStop(String during) {
         try {
-            ScopeView now = protocol.readScope(keyPath, view.scope(), null);
+            ScopeView now = protocol.readScope(keyPath, view.scope());
             return switch (now.state()) {
                 case SENT_VERIFIED -> new Decision.StopSent(StopReason.SENT_VERIFIED, now.evidence("fenced during " + during));
                 case SEND_STATUS_UNKNOWN, ARMED -> new Decision.StopUnknown(
@@ -608,7 +690,8 @@ final class DefaultAttempt implements Attempt {
             LOG.info("oncegate [key={} scope={} task={}] {} ({}): {}", key.key(), stop.evidence().scope(), gate.taskId,
                     stop.kind(), stop.reason().wireName(), stop.evidence().detail());
         }
-        closeLatch();
+        // A consumed scope ends every waiter's election at about the same moment: leave in turn.
+        closeLatch(stop instanceof Decision.StopSent || stop instanceof Decision.StopUnknown);
     }
 
     /** An executor stopped before crossing: leave the election; its lease lapses or is released. */
@@ -679,6 +762,14 @@ final class DefaultAttempt implements Attempt {
     }
 
     private void closeLatch() {
+        closeLatch(false);
+    }
+
+    /**
+     * Leaves the election ({@link Elections#leave}); {@code withEveryone} when every contender of the
+     * scope leaves at about the same moment (it was consumed), so a waiter leaves in its turn.
+     */
+    private void closeLatch(boolean withEveryone) {
         if (latch == null) {
             return;
         }
@@ -686,12 +777,7 @@ final class DefaultAttempt implements Attempt {
         latch = null;
         latchScope = -1;
         closing.removeListener(latchListener);
-        try {
-            closing.close();
-        } catch (IOException | IllegalStateException e) {
-            LOG.warn("oncegate [key={} task={}] could not close the election latch cleanly ({}); its ephemeral node"
-                    + " goes with the session", key.key(), gate.taskId, e.toString());
-        }
+        gate.elections.leave(closing, withEveryone);
     }
 
     // ---- events (Curator threads) --------------------------------------------------------------
@@ -725,9 +811,23 @@ final class DefaultAttempt implements Attempt {
         }
     }
 
+    private void latchSignal() {
+        synchronized (monitor) {
+            latchEvents++;
+            events++;
+            monitor.notifyAll();
+        }
+    }
+
     private long eventCount() {
         synchronized (monitor) {
             return events;
+        }
+    }
+
+    private long latchEventCount() {
+        synchronized (monitor) {
+            return latchEvents;
         }
     }
 

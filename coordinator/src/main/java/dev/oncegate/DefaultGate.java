@@ -38,6 +38,8 @@ final class DefaultGate implements Gate {
     final String taskId;
     final String host;
     final long pid;
+    /** How attempts leave their elections: off their callers' paths, one thread for the gate. */
+    final Elections elections;
 
     private final Operator operator;
     private final Set<DefaultAttempt> live = ConcurrentHashMap.newKeySet();
@@ -55,6 +57,7 @@ final class DefaultGate implements Gate {
         this.taskId = taskId;
         this.host = host;
         this.pid = pid;
+        this.elections = new Elections(taskId);
         this.ns = new NamespaceState(client, namespace, clock, marks, initializeNamespace);
         this.protocol = ns.protocol;
         this.operator = new DefaultOperator(ns, host);
@@ -112,6 +115,7 @@ final class DefaultGate implements Gate {
         if (closed.compareAndSet(false, true)) {
             client.getConnectionStateListenable().removeListener(connectionListener);
             client.getUnhandledErrorListenable().removeListener(errorListener);
+            elections.closeAll();
             metrics.close();
             ns.flushMarks();
         }

@@ -45,7 +45,11 @@ final class NamespaceState {
      * and the same as the first one seen here. Returns null when fine, else the stop.
      */
     Decision.Stop checkGenesis() throws Exception {
-        Optional<Genesis> read = protocol.readGenesis();
+        return checkGenesis(protocol.readGenesis());
+    }
+
+    /** {@link #checkGenesis()} on a genesis the caller read already (in the same round trip as the key). */
+    Decision.Stop checkGenesis(Optional<Genesis> read) throws Exception {
         if (read.isEmpty() && initialize) {
             read = Optional.of(protocol.createGenesis(null).genesis());
         }

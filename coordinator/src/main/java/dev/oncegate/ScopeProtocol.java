@@ -14,9 +14,11 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
 
+import org.apache.curator.RetryLoop;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;
@@ -175,50 +177,95 @@ final class ScopeProtocol {
     // ---- key --------------------------------------------------------------------------------
 
     /**
-     * {@code getData KEY}; when absent, {@code create} the bucket parents (persistent) and
-     * {@code multi(check NS/genesis/ID, create KEY, create KEY/authorizations, create KEY/0)}: a
-     * key is never created in a namespace other than the one this gate started in. Read first,
-     * since failed creates are still logged transactions. Validates an existing key record.
+     * {@link #readKey} and, when the key is absent, {@link #createKey}: the key exists afterwards
+     * (created here or by a racing contender) and names this effect.
      *
      * @throws StopException namespace_replaced when the genesis id is gone
      */
     void ensureKey(EffectKey key, String genesisId) throws Exception {
+        KeyRead read = readKey(key);
+        if (!read.exists()) {
+            createKey(key, genesisId, read.firstBucket(), read.secondBucket());
+        }
+    }
+
+    /** What {@link #createKey} did. */
+    enum KeyCreation {
+        /** This contender created the key, its first scope (open, version 0) and the scope's election container. */
+        CREATED,
+        /** The key exists already: a racing contender created it (or our own create, retried after a lost reply). */
+        EXISTS
+    }
+
+    /**
+     * {@code multi(check NS/genesis/ID, [create bucket], [create bucket], create KEY, create
+     * KEY/authorizations, create KEY/0, create KEY/0/latch)}: the key with its first scope and that
+     * scope's election container (a container: the server reaps it once its election is over), the
+     * missing bucket levels in the same transaction (no probing create that fails but is still a
+     * logged transaction), and never in a namespace other than the one this gate started in.
+     * {@code firstBucket}/{@code secondBucket} say which bucket levels the caller saw; when another
+     * contender created one meanwhile, the multi is sent again without it.
+     *
+     * @throws StopException namespace_replaced when the genesis id is gone
+     */
+    KeyCreation createKey(EffectKey key, String genesisId, boolean firstBucket, boolean secondBucket) throws Exception {
         String keyPath = Layout.keyPath(namespace, key.key());
-        try {
-            Stat stat = new Stat();
-            checkKeyRecord(key, keyPath, client.getData().storingStatIn(stat).forPath(keyPath));
-            saw(stat);
-            return;
-        } catch (KeeperException.NoNodeException absent) {
-            // first contender for this effect: create it below
-        }
-        String bucket = Layout.bucket(namespace, key.key());
-        try {
-            client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT)
-                    .withACL(acl(Layout.Kind.KEYS), true).forPath(bucket);
-        } catch (KeeperException.NodeExistsException exists) {
-            // shared bucket: expected
-        }
-        Instant now = clock.instant();
-        byte[] scope0 = Records.scope(new Records.Scope("initial", now, null, false, false));
-        try {
-            saw(results(client.transaction().forOperations(
-                    client.transactionOp().check().withVersion(0).forPath(Layout.genesisMarker(namespace, genesisId)),
-                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.KEY))
-                            .forPath(keyPath, Records.key(key, now)),
-                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.AUTHORIZATIONS))
-                            .forPath(Layout.authorizations(keyPath), new byte[0]),
-                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.SCOPE))
-                            .forPath(Layout.scope(keyPath, 0), scope0))));
-        } catch (KeeperException e) {
-            int failed = failedOp(e);
-            if (failed == 0) {
-                throw namespaceReplaced(genesisId, "creating key " + key.key());
+        String bucket2 = Layout.bucket(namespace, key.key());
+        String bucket1 = ZKPaths.getPathAndNode(bucket2).getPath();
+        boolean have1 = firstBucket || secondBucket;
+        boolean have2 = secondBucket;
+        for (int tries = 0; ; tries++) {
+            Instant now = clock.instant();
+            byte[] scope0 = Records.scope(new Records.Scope("initial", now, null, false, false));
+            List<CuratorOp> ops = new ArrayList<>();
+            ops.add(client.transactionOp().check().withVersion(0).forPath(Layout.genesisMarker(namespace, genesisId)));
+            int b1 = -1;
+            int b2 = -1;
+            if (!have1) {
+                b1 = ops.size();
+                ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.KEYS))
+                        .forPath(bucket1, new byte[0]));
             }
-            if (!(e instanceof KeeperException.NodeExistsException)) {
-                throw e;
+            if (!have2) {
+                b2 = ops.size();
+                ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.KEYS))
+                        .forPath(bucket2, new byte[0]));
             }
-            checkKeyRecord(key, keyPath, client.getData().forPath(keyPath));
+            int keyOp = ops.size();
+            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.KEY))
+                    .forPath(keyPath, Records.key(key, now)));
+            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.AUTHORIZATIONS))
+                    .forPath(Layout.authorizations(keyPath), new byte[0]));
+            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.SCOPE))
+                    .forPath(Layout.scope(keyPath, 0), scope0));
+            ops.add(client.transactionOp().create().withMode(CreateMode.CONTAINER).withACL(acl(Layout.Kind.LATCH))
+                    .forPath(Layout.latch(Layout.scope(keyPath, 0)), new byte[0]));
+            try {
+                saw(results(client.transaction().forOperations(ops)));
+                return KeyCreation.CREATED;
+            } catch (KeeperException e) {
+                int failed = failedOp(e);
+                KeeperException.Code code = failedCode(e);
+                if (failed == 0 && code == KeeperException.Code.NONODE) {
+                    throw namespaceReplaced(genesisId, "creating key " + key.key());
+                }
+                if (tries >= 3) {
+                    throw e;
+                }
+                if (failed == b1 && code == KeeperException.Code.NODEEXISTS) {
+                    have1 = true; // a racing contender made the bucket: send the rest again
+                } else if (failed == b2 && code == KeeperException.Code.NODEEXISTS) {
+                    have1 = true;
+                    have2 = true;
+                } else if (failed == keyOp && code == KeeperException.Code.NODEEXISTS) {
+                    return KeyCreation.EXISTS;
+                } else if (failed == keyOp && code == KeeperException.Code.NONODE) {
+                    have2 = false; // the bucket is gone (or was never there): create it too
+                    have1 = b1 >= 0;
+                } else {
+                    throw e;
+                }
+            }
         }
     }
 
@@ -240,6 +287,188 @@ final class ScopeProtocol {
     }
 
     // ---- reading ----------------------------------------------------------------------------
+
+    /**
+     * What one read-only {@code multi} told a contender about a key.
+     *
+     * @param genesis      the namespace's genesis, if any
+     * @param firstBucket  whether the key's first bucket level exists
+     * @param secondBucket whether its second bucket level exists
+     * @param scope        the key's latest scope, or null when the key does not exist
+     */
+    record KeyRead(Optional<Genesis> genesis, boolean firstBucket, boolean secondBucket, ScopeRead scope) {
+        boolean exists() {
+            return scope != null;
+        }
+    }
+
+    /**
+     * One scope as one read-only {@code multi} saw it.
+     *
+     * @param view          the scope
+     * @param authorization its {@code after-n} authorization (absent, present or unreadable)
+     * @param latchExists   whether its election container exists
+     */
+    record ScopeRead(ScopeView view, AuthorizationView authorization, boolean latchExists) {
+    }
+
+    /**
+     * Everything a contender needs to decide about a key, in one round trip where possible: a
+     * read-only {@code multi} of the genesis, both bucket levels, the key record (whose child
+     * count gives the latest scope: {@code authorizations} and scopes {@code 0…n}) and scope 0
+     * as {@link #readScope(String, int)} reads it. A key whose latest scope is not 0 costs a
+     * second round trip for that scope.
+     */
+    KeyRead readKey(EffectKey key) throws Exception {
+        String keyPath = Layout.keyPath(namespace, key.key());
+        String bucket2 = Layout.bucket(namespace, key.key());
+        String genesisPath = Layout.genesis(namespace);
+        List<Op> ops = new ArrayList<>(List.of(getDataOp(genesisPath), getDataOp(ZKPaths.getPathAndNode(bucket2).getPath()),
+                getDataOp(bucket2), getDataOp(keyPath)));
+        ops.addAll(scopeOps(keyPath, 0));
+        List<OpResult> r = multiRead(ops);
+        OpResult.GetDataResult genesisResult = dataOrNull(r.get(0), genesisPath);
+        Optional<Genesis> genesis = Optional.empty();
+        if (genesisResult != null) {
+            genesis = Optional.of(Records.decodeGenesis(genesisPath, genesisResult.getData()));
+            saw(genesisResult.getStat());
+        }
+        boolean first = dataOrNull(r.get(1), ZKPaths.getPathAndNode(bucket2).getPath()) != null;
+        boolean second = dataOrNull(r.get(2), bucket2) != null;
+        OpResult.GetDataResult keyResult = dataOrNull(r.get(3), keyPath);
+        if (keyResult == null) {
+            return new KeyRead(genesis, first, second, null);
+        }
+        checkKeyRecord(key, keyPath, keyResult.getData());
+        saw(keyResult.getStat());
+        // Children of a key: authorizations and the scopes 0…n, each created once, none deleted.
+        int latest = keyResult.getStat().getNumChildren() - 2;
+        ScopeRead scope = latest == 0 ? scopeRead(keyPath, 0, r.subList(4, r.size())) : null;
+        if (scope == null) {
+            scope = readScopeOnce(keyPath, latest >= 0 ? latest : latestScope(keyPath));
+        }
+        return new KeyRead(genesis, first, second, scope);
+    }
+
+    /**
+     * Scope {@code n} in one read-only {@code multi}: its outcome, the scope znode, its
+     * {@code after-n} authorization, its reconciliation and its election container, read in that
+     * order (the reverse of the writes, as {@link #readScope(String, int, Watcher)} does). When the
+     * key's child count misled (a scope missing), the scopes are listed instead.
+     */
+    ScopeRead readScopeOnce(String keyPath, int n) throws Exception {
+        ScopeRead read = scopeRead(keyPath, n, multiRead(scopeOps(keyPath, n)));
+        if (read == null) {
+            int latest = latestScope(keyPath);
+            read = scopeRead(keyPath, latest, multiRead(scopeOps(keyPath, latest)));
+            if (read == null) {
+                throw new UnreadableRecordException(Layout.scope(keyPath, latest), "the key lists scope " + latest
+                        + " but it cannot be read");
+            }
+        }
+        return read;
+    }
+
+    /** {@link #readScopeOnce}'s view alone. */
+    ScopeView readScope(String keyPath, int n) throws Exception {
+        ScopeRead read = scopeRead(keyPath, n, multiRead(scopeOps(keyPath, n)));
+        if (read == null) {
+            throw new KeeperException.NoNodeException(Layout.scope(keyPath, n));
+        }
+        return read.view();
+    }
+
+    private List<Op> scopeOps(String keyPath, int n) {
+        String scopePath = Layout.scope(keyPath, n);
+        return List.of(getDataOp(Layout.outcome(scopePath)), getDataOp(scopePath), getDataOp(Layout.authorization(keyPath, n)),
+                getDataOp(Layout.reconciliation(keyPath, n)), getDataOp(Layout.latch(scopePath)));
+    }
+
+    /** Builds scope {@code n} from the results of {@link #scopeOps}; null when the scope does not exist. */
+    private ScopeRead scopeRead(String keyPath, int n, List<OpResult> r) throws Exception {
+        String scopePath = Layout.scope(keyPath, n);
+        String outcomePath = Layout.outcome(scopePath);
+        OpResult.GetDataResult outcomeResult = dataOrNull(r.get(0), outcomePath);
+        OpResult.GetDataResult scopeResult = dataOrNull(r.get(1), scopePath);
+        if (scopeResult == null) {
+            return null;
+        }
+        KeyHistory.OutcomeRecord outcome = null;
+        if (outcomeResult != null) {
+            outcome = Records.decodeOutcome(outcomePath, outcomeResult.getData());
+            saw(outcomeResult.getStat());
+        }
+        Stat stat = scopeResult.getStat();
+        saw(stat);
+        Records.Scope scope = Records.decodeScope(scopePath, scopeResult.getData());
+        checkOutcomeOnScope(outcomePath, scope, outcome);
+        KeyHistory.Armed armed = scope.armed() && outcome == null ? readArmed(scopePath, scope, null) : null;
+        KeyHistory.Reconciliation reconciliation = null;
+        String reconciliationPath = Layout.reconciliation(keyPath, n);
+        OpResult.GetDataResult reconciliationResult = dataOrNull(r.get(3), reconciliationPath);
+        if (scope.reconciled()) {
+            if (reconciliationResult == null) {
+                throw new UnreadableRecordException(scopePath, "the scope says reconciled but has no " + reconciliationPath);
+            }
+            reconciliation = Records.decodeReconciliation(reconciliationPath, reconciliationResult.getData());
+        }
+        ScopeView view = new ScopeView(n, scopePath, scope, stat.getVersion(), stat.getMzxid(), armed, outcome, reconciliation);
+        String authPath = Layout.authorization(keyPath, n);
+        OpResult.GetDataResult authResult = dataOrNull(r.get(2), authPath);
+        AuthorizationView authorization;
+        if (authResult == null) {
+            authorization = AuthorizationView.absent(authPath, n);
+        } else {
+            saw(authResult.getStat());
+            authorization = authorizationView(authPath, n, authResult.getStat(), authResult.getData());
+        }
+        boolean latch = dataOrNull(r.get(4), Layout.latch(scopePath)) != null;
+        return new ScopeRead(view, authorization, latch);
+    }
+
+    private static void checkOutcomeOnScope(String outcomePath, Records.Scope scope, KeyHistory.OutcomeRecord outcome) {
+        if (outcome != null && !scope.armed() && outcome.outcome() != Outcome.NOT_SENT) {
+            throw new UnreadableRecordException(outcomePath, "an outcome other than not_sent on a scope never armed");
+        }
+    }
+
+    /** {@code getData armed-ATTEMPT} of the attempt the armed scope names. */
+    private KeyHistory.Armed readArmed(String scopePath, Records.Scope scope, Map<String, byte[]> raw) throws Exception {
+        String armedPath = Layout.armed(scopePath, scope.lease().holder().attempt());
+        try {
+            byte[] bytes = client.getData().forPath(armedPath);
+            keep(raw, armedPath, bytes);
+            return Records.decodeArmed(armedPath, bytes);
+        } catch (KeeperException.NoNodeException e) {
+            throw new UnreadableRecordException(scopePath, "the scope says armed by attempt "
+                    + scope.lease().holder().attempt() + " but has no " + armedPath);
+        }
+    }
+
+    private Op getDataOp(String path) {
+        return Op.getData(ZKPaths.fixForNamespace(client.getNamespace(), path));
+    }
+
+    /**
+     * A read-only {@code multi} (one request, answered by the server the session is connected to,
+     * each op on its own), retried by Curator's retry policy like any other read.
+     */
+    private List<OpResult> multiRead(List<Op> ops) throws Exception {
+        return RetryLoop.callWithRetry(client.getZookeeperClient(),
+                () -> client.getZookeeperClient().getZooKeeper().multi(ops));
+    }
+
+    /** A read-only multi's getData result, or null for NoNode; any other error is thrown, naming the path. */
+    private static OpResult.GetDataResult dataOrNull(OpResult result, String path) throws KeeperException {
+        if (result instanceof OpResult.GetDataResult data) {
+            return data;
+        }
+        int err = ((OpResult.ErrorResult) result).getErr();
+        if (err == KeeperException.Code.NONODE.intValue()) {
+            return null;
+        }
+        throw KeeperException.create(KeeperException.Code.get(err), path);
+    }
 
     /** {@code getChildren KEY}: the highest scope number (the key's current scope). */
     int latestScope(String keyPath) throws Exception {
@@ -285,22 +514,9 @@ final class ScopeProtocol {
         saw(stat);
         keep(raw, scopePath, data);
         Records.Scope scope = Records.decodeScope(scopePath, data);
-        if (outcome != null && !scope.armed() && outcome.outcome() != Outcome.NOT_SENT) {
-            throw new UnreadableRecordException(outcomePath, "an outcome other than not_sent on a scope never armed");
-        }
+        checkOutcomeOnScope(outcomePath, scope, outcome);
         // The armed record is evidence while no outcome exists; once one does, it is read only for inspection.
-        KeyHistory.Armed armed = null;
-        if (scope.armed() && (outcome == null || raw != null)) {
-            String armedPath = Layout.armed(scopePath, scope.lease().holder().attempt());
-            try {
-                byte[] bytes = client.getData().forPath(armedPath);
-                keep(raw, armedPath, bytes);
-                armed = Records.decodeArmed(armedPath, bytes);
-            } catch (KeeperException.NoNodeException e) {
-                throw new UnreadableRecordException(scopePath, "the scope says armed by attempt "
-                        + scope.lease().holder().attempt() + " but has no " + armedPath);
-            }
-        }
+        KeyHistory.Armed armed = scope.armed() && (outcome == null || raw != null) ? readArmed(scopePath, scope, raw) : null;
         KeyHistory.Reconciliation reconciliation = null;
         if (scope.reconciled()) {
             String reconciliationPath = Layout.reconciliation(keyPath, n);
@@ -335,6 +551,11 @@ final class ScopeProtocol {
             return AuthorizationView.absent(path, n);
         }
         saw(stat);
+        return authorizationView(path, n, stat, data);
+    }
+
+    /** An authorization as read: parsed, or reported unreadable (the caller decides what that means). */
+    private static AuthorizationView authorizationView(String path, int n, Stat stat, byte[] data) {
         try {
             return AuthorizationView.present(path, n, stat, Records.decodeAuthorization(path, data));
         } catch (UnreadableRecordException e) {
