@@ -25,6 +25,11 @@ import java.util.Objects;
  *       authorization for exactly this scope, created after the scope was consumed, opens the
  *       next one; an unreadable one stops the contender (fail closed); otherwise armed is awaited
  *       until the deadline and the terminal states stop at once.</li>
+ *   <li>Outside the election, a contender joins only when it may have to act: on an open scope
+ *       (after a short grace when another contender just created or opened it and is joining
+ *       itself), or to take a lease over; while a live holder acts it waits outside, watching the
+ *       scope and the holder's election node. So a crowd on one key costs one LeaderLatch, not one
+ *       per contender.</li>
  *   <li>Open: the election's leader takes the lease. If the scope stays open at one version for a
  *       whole lease TTL on this contender's own clock, any contender may try ({@code stalled_election});
  *       after two TTLs (or the caller's wait, if longer) it gives up busy.</li>
@@ -103,9 +108,12 @@ final class ContentionRules {
      * @param deadline      until when the caller is willing to wait for an active executor
      * @param waited        whether the caller asked to wait at all (for the stop's reason)
      * @param leaseTtl      the gate's lease TTL
+     * @param ownScope      whether this contender created the scope (with its key, or from an
+     *                      authorization), and so is the one expected to join its election first
      */
     record Situation(ScopeView view, AuthorizationView authorization, Election election, Observations seen,
-                     Boolean holderPresent, Instant now, Instant deadline, boolean waited, Duration leaseTtl) {
+                     Boolean holderPresent, Instant now, Instant deadline, boolean waited, Duration leaseTtl,
+                     boolean ownScope) {
 
         Situation {
             Objects.requireNonNull(view, "view");
@@ -117,11 +125,11 @@ final class ContentionRules {
         }
 
         Situation withHolderPresent(boolean present) {
-            return new Situation(view, authorization, election, seen, present, now, deadline, waited, leaseTtl);
+            return new Situation(view, authorization, election, seen, present, now, deadline, waited, leaseTtl, ownScope);
         }
 
         Situation withElection(Election e, Observations o) {
-            return new Situation(view, authorization, e, o, holderPresent, now, deadline, waited, leaseTtl);
+            return new Situation(view, authorization, e, o, holderPresent, now, deadline, waited, leaseTtl, ownScope);
         }
     }
 
@@ -145,7 +153,10 @@ final class ContentionRules {
     record Join() implements Step {
     }
 
-    /** Look up whether the lease holder's election node still exists, then decide again. */
+    /**
+     * Look up whether the lease holder's election node still exists, then decide again (a
+     * contender outside the election also watches it, so the holder's end wakes it).
+     */
     record CheckHolder(String electionNode) implements Step {
     }
 
@@ -201,16 +212,12 @@ final class ContentionRules {
         KeyHistory.Lease lease = view.data().lease();
         Election election = s.election();
         Instant now = s.now();
-        if (lease != null && !now.isBefore(s.deadline()) && !election.joined() && now.isBefore(lease.expires())) {
-            // Busy and not waiting: no need to join the election just to leave it.
-            return busy(s, "another executor is active");
-        }
-        if (!election.joined()) {
-            return new Join();
-        }
         Observations seen = s.seen();
         Instant unchangedUntil = seen.since().plus(s.leaseTtl());
         boolean unchangedForTtl = !now.isBefore(unchangedUntil);
+        if (!election.joined()) {
+            return outside(s, lease, unchangedUntil, unchangedForTtl);
+        }
         boolean take;
         String cause = null;
         if (lease != null) {
@@ -229,7 +236,7 @@ final class ContentionRules {
             take = election.leader() || unchangedForTtl;
             cause = election.leader() ? null : STALLED_ELECTION;
         }
-        // How long this contender stays: the caller's wait; but on an open scope, or while it may
+        // (A member.) How long this contender stays: the caller's wait; but on an open scope, or while it may
         // take the scope and only waits for its own election node, at least two TTLs (one for the
         // elected leader to act, one for anyone to take the stalled scope over).
         Instant stayUntil = lease != null && !take ? s.deadline()
@@ -251,6 +258,44 @@ final class ContentionRules {
         }
         Instant until = lease != null ? min(lease.expires(), unchangedUntil) : unchangedUntil;
         return new Wait(poll(s, min(until, stayUntil)));
+    }
+
+    /**
+     * A contender outside the election joins it only when it may have to act: the election is
+     * what picks the next executor, and each member costs a LeaderLatch (and Curator's thread for
+     * its start). So it waits outside — watching the scope — while a live holder acts, and while
+     * the contender that just created the scope is joining; it joins on an open scope, or to take
+     * a lease over (lapsed, unrenewed, or abandoned: the holder's election node gone).
+     */
+    private static Step outside(Situation s, KeyHistory.Lease lease, Instant unchangedUntil, boolean unchangedForTtl) {
+        Instant now = s.now();
+        if (lease == null) {
+            ScopeView view = s.view();
+            String opened = view.data().opened();
+            boolean someoneJoining = !s.ownScope() && view.version() == 0
+                    && (opened.equals("initial") || opened.startsWith(Layout.AFTER_PREFIX));
+            Instant graceUntil = s.seen().since().plus(ELECTION_NODE_GRACE);
+            if (someoneJoining && now.isBefore(graceUntil) && now.isBefore(max(s.deadline(), graceUntil))) {
+                // Its creator is joining and about to take the lease: watch rather than crowd the election.
+                return new Wait(graceUntil);
+            }
+            return new Join();
+        }
+        boolean lapsed = !now.isBefore(lease.expires());
+        if (lapsed || unchangedForTtl) {
+            return new Join(); // to take it over, as the rules for members say
+        }
+        if (!now.isBefore(s.deadline())) {
+            // Busy and not waiting: no need to join the election just to leave it.
+            return busy(s, "another executor is active");
+        }
+        if (s.holderPresent() == null) {
+            return new CheckHolder(lease.electionNode());
+        }
+        if (!s.holderPresent()) {
+            return new Join(); // the holder's session is gone: join, and take it over as the election's leader
+        }
+        return new Wait(min(min(lease.expires(), unchangedUntil), s.deadline()));
     }
 
     private static Stop busy(Situation s, String detail) {

@@ -103,6 +103,8 @@ final class DefaultAttempt implements Attempt {
     private int latchKnownFor = -1;
     /** Whether this attempt has given its election a moment to answer before watching the scope. */
     private boolean electionSettled;
+    /** The scope this attempt created (with the key) or opened (from an authorization), or -1. */
+    private int ownScope = -1;
     private boolean watchesSet;
     private volatile String scopePath;
     private ScopeView view;
@@ -173,6 +175,7 @@ final class DefaultAttempt implements Attempt {
                     read.secondBucket());
             if (creation == ScopeProtocol.KeyCreation.CREATED) {
                 created = true;
+                ownScope = 0;
                 Records.Scope initial = new Records.Scope("initial", gate.clock.instant(), null, false, false);
                 String path = Layout.scope(keyPath, 0);
                 read = new ScopeProtocol.KeyRead(read.genesis(), true, true, new ScopeProtocol.ScopeRead(
@@ -240,11 +243,17 @@ final class DefaultAttempt implements Attempt {
             seen = seen.observe(view, joined && connected && ourNode == null, now);
             ContentionRules.Situation situation = new ContentionRules.Situation(view, authorization,
                     new ContentionRules.Election(joined, joined && latch.hasLeadership(), ourNode), seen, null,
-                    now, deadline, waited, gate.leaseTtl);
+                    now, deadline, waited, gate.leaseTtl, ownScope == n);
             ContentionRules.Step step = ContentionRules.next(situation);
             while (step instanceof ContentionRules.Join || step instanceof ContentionRules.CheckHolder) {
                 if (step instanceof ContentionRules.CheckHolder check) {
-                    situation = situation.withHolderPresent(protocol.latchNodeExists(check.electionNode()));
+                    // Outside the election, watch the holder's node too: its end must wake this contender.
+                    boolean outside = !situation.election().joined();
+                    if (outside) {
+                        watched.add(check.electionNode());
+                    }
+                    situation = situation.withHolderPresent(protocol.latchNodeExists(check.electionNode(),
+                            outside ? watcher : null));
                 } else {
                     joinElection(n);
                     seen = seen.observe(view, connected, now); // our node is being created
@@ -262,6 +271,9 @@ final class DefaultAttempt implements Attempt {
                     LOG.info("oncegate [key={} scope={} task={}] redelivery authorized by {} ({}): scope {} {}",
                             key.key(), n, gate.taskId, open.authorization().record().by(), open.authorization().path(),
                             n + 1, opening == ScopeProtocol.Opening.OPENED ? "opened" : "was opened by another contender");
+                    if (opening == ScopeProtocol.Opening.OPENED) {
+                        ownScope = n + 1;
+                    }
                     n++;
                 }
             } else if (step instanceof ContentionRules.ProbeElection) {

@@ -595,9 +595,13 @@ final class ScopeProtocol {
         }
     }
 
-    /** {@code exists} on a latch node: whether a lease holder is still in the election. */
-    boolean latchNodeExists(String latchNode) throws Exception {
-        return client.checkExists().forPath(latchNode) != null;
+    /**
+     * {@code exists} on a latch node: whether a lease holder is still in the election; watched
+     * when a watcher is given (it fires when the holder leaves).
+     */
+    boolean latchNodeExists(String latchNode, Watcher watcher) throws Exception {
+        return (watcher == null ? client.checkExists().forPath(latchNode)
+                : client.checkExists().usingWatcher(watcher).forPath(latchNode)) != null;
     }
 
     /**

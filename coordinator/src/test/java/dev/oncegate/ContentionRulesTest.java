@@ -55,41 +55,46 @@ class ContentionRulesTest {
     // ---- situations ---------------------------------------------------------------------------
 
     record Given(ScopeView view, AuthorizationView auth, ContentionRules.Election election,
-                 ContentionRules.Observations seen, Boolean holder, Instant now, Duration waitFor) {
+                 ContentionRules.Observations seen, Boolean holder, Instant now, Duration waitFor, boolean own) {
 
         static Given scope(ScopeView view) {
             return new Given(view, null, ContentionRules.Election.NONE, ContentionRules.Observations.NONE.observe(view, false, T0),
-                    null, T0, Duration.ZERO);
+                    null, T0, Duration.ZERO, false);
         }
 
         Given authorized(AuthorizationView a) {
-            return new Given(view, a, election, seen, holder, now, waitFor);
+            return new Given(view, a, election, seen, holder, now, waitFor, own);
         }
 
         Given joined(boolean leader) {
-            return new Given(view, auth, new ContentionRules.Election(true, leader, NODE), seen, holder, now, waitFor);
+            return new Given(view, auth, new ContentionRules.Election(true, leader, NODE), seen, holder, now, waitFor, own);
         }
 
         Given joinedWithoutNodeSince(Instant since) {
             ContentionRules.Observations o = ContentionRules.Observations.NONE.observe(view, true, since);
-            return new Given(view, auth, new ContentionRules.Election(true, false, null), o, holder, now, waitFor);
+            return new Given(view, auth, new ContentionRules.Election(true, false, null), o, holder, now, waitFor, own);
         }
 
         Given holderPresent(boolean present) {
-            return new Given(view, auth, election, seen, present, now, waitFor);
+            return new Given(view, auth, election, seen, present, now, waitFor, own);
         }
 
         Given waiting(Duration w) {
-            return new Given(view, auth, election, seen, holder, now, w);
+            return new Given(view, auth, election, seen, holder, now, w, own);
         }
 
         Given at(Instant t) {
-            return new Given(view, auth, election, seen, holder, t, waitFor);
+            return new Given(view, auth, election, seen, holder, t, waitFor, own);
+        }
+
+        /** This contender created (or opened) the scope itself. */
+        Given ownScope() {
+            return new Given(view, auth, election, seen, holder, now, waitFor, true);
         }
 
         ContentionRules.Step step() {
             return ContentionRules.next(new ContentionRules.Situation(view, auth, election, seen, holder, now,
-                    T0.plus(waitFor), !waitFor.isZero(), TTL));
+                    T0.plus(waitFor), !waitFor.isZero(), TTL, own));
         }
     }
 
@@ -153,8 +158,39 @@ class ContentionRulesTest {
     // ---- open and leased scopes -------------------------------------------------------------------
 
     @Test
-    void notJoined_joinsTheElection() {
-        assertThat(Given.scope(open(0)).step()).isInstanceOf(ContentionRules.Join.class);
+    void notJoined_onItsOwnScope_joinsTheElection() {
+        assertThat(Given.scope(open(0)).ownScope().step()).isInstanceOf(ContentionRules.Join.class);
+    }
+
+    @Test
+    void notJoined_onAScopeAnotherJustCreated_watchesForTheGrace_thenJoins() {
+        Given g = Given.scope(open(0)).waiting(Duration.ofSeconds(30));
+        assertThat(g.step()).isEqualTo(new ContentionRules.Wait(T0.plus(ContentionRules.ELECTION_NODE_GRACE)));
+        assertThat(g.at(T0.plus(ContentionRules.ELECTION_NODE_GRACE)).step()).isInstanceOf(ContentionRules.Join.class);
+    }
+
+    @Test
+    void notJoined_onAnOpenScopeNobodyIsJoining_joinsAtOnce() {
+        // Written since it was created (a released lease), or opened by a not_sent outcome: no creator is joining.
+        assertThat(Given.scope(open(2)).waiting(Duration.ofSeconds(30)).step()).isInstanceOf(ContentionRules.Join.class);
+        ScopeView afterNotSent = view(1, new Records.Scope("not_sent:0", T0, null, false, false), 0, 100, null);
+        assertThat(Given.scope(afterNotSent).waiting(Duration.ofSeconds(30)).step()).isInstanceOf(ContentionRules.Join.class);
+    }
+
+    @Test
+    void notJoined_onALiveLease_looksUpTheHolder_waitsOutside_andJoinsWhenItsNodeIsGone() {
+        Given g = Given.scope(leased(1, T0.plus(TTL))).waiting(Duration.ofSeconds(30));
+        assertThat(g.step()).isEqualTo(new ContentionRules.CheckHolder("/ns/keys/ab/cd/k/0/latch/_c_h-latch-0000000000"));
+        assertThat(g.holderPresent(true).step()).isEqualTo(new ContentionRules.Wait(T0.plus(TTL)));
+        assertThat(g.holderPresent(false).step()).isInstanceOf(ContentionRules.Join.class);
+    }
+
+    @Test
+    void notJoined_onALapsedOrUnrenewedLease_joinsToTakeItOver() {
+        assertThat(Given.scope(leased(1, T0.minusMillis(1))).waiting(Duration.ofSeconds(30)).step())
+                .isInstanceOf(ContentionRules.Join.class);
+        Given fastClock = Given.scope(leased(1, T0.plus(Duration.ofHours(1)))).waiting(Duration.ofMinutes(5));
+        assertThat(fastClock.at(T0.plus(TTL)).step()).isInstanceOf(ContentionRules.Join.class);
     }
 
     @Test
@@ -182,7 +218,7 @@ class ContentionRulesTest {
         Given follower = Given.scope(open(0)).joined(false);
         ContentionRules.Situation late = new ContentionRules.Situation(follower.view(), null,
                 new ContentionRules.Election(true, false, null), follower.seen(), null, T0.plus(TTL.multipliedBy(2)),
-                T0, false, TTL);
+                T0, false, TTL, false);
         Decision.Stop stop = stopOf(ContentionRules.next(late));
         assertThat(stop.reason()).isEqualTo(StopReason.WAIT_EXPIRED);
     }
@@ -198,7 +234,7 @@ class ContentionRulesTest {
         Given g = Given.scope(leased(1, T0.minusMillis(1)));
         assertThat(g.step()).isInstanceOf(ContentionRules.Join.class);
         ContentionRules.Situation joined = new ContentionRules.Situation(g.view(), null,
-                new ContentionRules.Election(true, false, null), g.seen(), null, T0, T0, false, TTL);
+                new ContentionRules.Election(true, false, null), g.seen(), null, T0, T0, false, TTL, false);
         assertThat(ContentionRules.next(joined)).isEqualTo(new ContentionRules.Wait(T0.plus(ContentionRules.NODE_POLL)));
     }
 
@@ -238,7 +274,7 @@ class ContentionRulesTest {
     void electedButOwnNodeNotKnownYet_pollsInsteadOfTakingTheLease() {
         Given g = Given.scope(open(0));
         ContentionRules.Situation s = new ContentionRules.Situation(g.view(), null, new ContentionRules.Election(true, true, null),
-                g.seen(), null, T0, T0, false, TTL);
+                g.seen(), null, T0, T0, false, TTL, false);
         assertThat(ContentionRules.next(s)).isEqualTo(new ContentionRules.Wait(T0.plus(ContentionRules.NODE_POLL)));
     }
 
