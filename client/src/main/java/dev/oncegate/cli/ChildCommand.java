@@ -73,7 +73,7 @@ final class ChildCommand implements BoundaryAction {
             exited = timeout == null ? waitUninterruptibly(p, null) : waitUninterruptibly(p, timeout);
         } finally {
             if (p.isAlive()) {
-                killTree(p, Duration.ZERO);
+                ProcessTree.kill(p, Duration.ZERO);
             }
         }
         if (!exited) {
@@ -127,7 +127,7 @@ final class ChildCommand implements BoundaryAction {
             p = process;
         }
         if (p != null && p.isAlive()) {
-            killTree(p, GRACE);
+            ProcessTree.kill(p, GRACE);
         }
     }
 
@@ -143,32 +143,8 @@ final class ChildCommand implements BoundaryAction {
             }
             return p.waitFor(limit.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
-            killTree(p, Duration.ZERO);
+            ProcessTree.kill(p, Duration.ZERO);
             throw e;
-        }
-    }
-
-    /**
-     * Kills the process and all its descendants (collected first: once the parent dies, its
-     * children are re-parented and no longer found). With a grace period, asks politely first.
-     */
-    static void killTree(Process p, Duration grace) {
-        List<ProcessHandle> tree = p.descendants().toList();
-        if (!grace.isZero()) {
-            tree.forEach(ProcessHandle::destroy);
-            p.destroy();
-            try {
-                p.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        tree.forEach(ProcessHandle::destroyForcibly);
-        p.destroyForcibly();
-        try {
-            p.waitFor(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 

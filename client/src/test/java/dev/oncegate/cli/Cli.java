@@ -18,8 +18,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 /**
  * Runs {@code java -jar oncegate.jar …} as a separate process, the way operators and workers
  * do. Output goes to files (no pipe can fill up and stall the child). Every started process is
- * remembered, and {@link #destroyAll()} kills it and its descendants: tests call it in
- * {@code @AfterEach} so nothing outlives a test.
+ * remembered, and {@link #destroyAll()} kills it and its descendants with the CLI's own
+ * {@link ProcessTree}: tests call it in {@code @AfterEach} so nothing outlives a test.
  */
 final class Cli {
 
@@ -101,14 +101,7 @@ final class Cli {
     /** Kills every process started so far, with all its descendants, and waits for them. */
     static void destroyAll() {
         for (Process p : STARTED) {
-            List<ProcessHandle> tree = p.descendants().toList();
-            p.destroyForcibly();
-            tree.forEach(ProcessHandle::destroyForcibly);
-            try {
-                p.waitFor(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            ProcessTree.kill(p, Duration.ZERO);
             STARTED.remove(p);
         }
     }
