@@ -33,13 +33,7 @@ final class AuthorizeCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Mixin
-    CommonOptions common;
-
-    @Mixin
-    ConnectOptions connection;
-
-    @Mixin
-    StateOptions state;
+    ZooKeeperOptions zookeeper;
 
     @Option(names = "--key", paramLabel = "KEY", required = true, description = "The key, 64 lower-case hex characters.")
     String key;
@@ -52,8 +46,6 @@ final class AuthorizeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        String namespace = common.namespace();
-        ZooKeeperConnection.Settings settings = connection.settings();
         try {
             EffectKey.requireKeyText(key);
         } catch (IllegalArgumentException e) {
@@ -65,10 +57,10 @@ final class AuthorizeCommand implements Callable<Integer> {
         if (reason.isBlank()) {
             throw new ParameterException(spec.commandLine(), "--reason: must say why");
         }
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
+        try (ZooKeeperConnection zk = zookeeper.connect()) {
             Operator.Authorized done;
             try {
-                done = zk.operator(state).authorize(key, by, reason);
+                done = zk.operator().authorize(key, by, reason);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("refused: " + e.getMessage(), e);
             }

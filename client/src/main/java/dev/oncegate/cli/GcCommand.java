@@ -29,13 +29,7 @@ final class GcCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Mixin
-    CommonOptions common;
-
-    @Mixin
-    ConnectOptions connection;
-
-    @Mixin
-    StateOptions state;
+    ZooKeeperOptions zookeeper;
 
     @Option(names = "--older-than", paramLabel = "DURATION", required = true, converter = Durations.class,
             description = "Remove keys consumed at least this long ago (e.g. 90d).")
@@ -46,13 +40,11 @@ final class GcCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        String namespace = common.namespace();
-        ZooKeeperConnection.Settings settings = connection.settings();
         if (olderThan.isZero() || olderThan.isNegative()) {
             throw new ParameterException(spec.commandLine(), "--older-than: must be more than zero");
         }
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
-            Operator.GcReport report = zk.operator(state).gc(olderThan, dryRun, entry -> {
+        try (ZooKeeperConnection zk = zookeeper.connect()) {
+            Operator.GcReport report = zk.operator().gc(olderThan, dryRun, entry -> {
                 Map<String, Object> out = Json.object();
                 out.put("key", entry.key());
                 out.put("path", entry.path());

@@ -26,13 +26,7 @@ final class InspectCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Mixin
-    CommonOptions common;
-
-    @Mixin
-    ConnectOptions connection;
-
-    @Mixin
-    StateOptions state;
+    ZooKeeperOptions zookeeper;
 
     @Option(names = "--key", paramLabel = "KEY", description = "The key, 64 lower-case hex characters.")
     String key;
@@ -42,11 +36,9 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
-        String namespace = common.namespace();
-        ZooKeeperConnection.Settings settings = connection.settings();
         String keyText = resolveKey();
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
-            KeyHistory history = zk.operator(state).inspect(keyText);
+        try (ZooKeeperConnection zk = zookeeper.connect()) {
+            KeyHistory history = zk.operator().inspect(keyText);
             System.out.println(Json.line(Render.history(history)));
             return history.readable() ? ExitCode.OK : ExitCode.STOP_UNAVAILABLE;
         }

@@ -30,13 +30,7 @@ final class ReconcileCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Mixin
-    CommonOptions common;
-
-    @Mixin
-    ConnectOptions connection;
-
-    @Mixin
-    StateOptions state;
+    ZooKeeperOptions zookeeper;
 
     @Option(names = "--key", paramLabel = "KEY", required = true, description = "The key, 64 lower-case hex characters.")
     String key;
@@ -50,8 +44,6 @@ final class ReconcileCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        String namespace = common.namespace();
-        ZooKeeperConnection.Settings settings = connection.settings();
         try {
             EffectKey.requireKeyText(key);
         } catch (IllegalArgumentException e) {
@@ -63,10 +55,10 @@ final class ReconcileCommand implements Callable<Integer> {
         if (evidence.isBlank()) {
             throw new ParameterException(spec.commandLine(), "--evidence: must say what the destination showed");
         }
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
+        try (ZooKeeperConnection zk = zookeeper.connect()) {
             Operator.Reconciled done;
             try {
-                done = zk.operator(state).reconcile(key, by, evidence);
+                done = zk.operator().reconcile(key, by, evidence);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("refused: " + e.getMessage(), e);
             }

@@ -48,16 +48,10 @@ final class RunCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Mixin
-    CommonOptions common;
-
-    @Mixin
-    ConnectOptions connection;
+    ZooKeeperOptions zookeeper;
 
     @Mixin
     EffectKeyOptions effect;
-
-    @Mixin
-    StateOptions state;
 
     @Option(names = "--task-id", paramLabel = "ID",
             description = "This worker's task id, recorded in the lease, armed and outcome records (default: host:pid).")
@@ -82,8 +76,7 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
-        String namespace = common.namespace();
-        ZooKeeperConnection.Settings settings = connection.settings();
+        ZooKeeperConnection.Settings settings = zookeeper.settings();
         EffectKey key = effect.resolve(spec);
         validate();
         ChildCommand action = new ChildCommand(command, notSentExit, timeout);
@@ -91,8 +84,8 @@ final class RunCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(shutdown.hook);
         Map<String, Object> result = null;
         int code = ExitCode.STOP_UNAVAILABLE;
-        try (ZooKeeperConnection zk = ZooKeeperConnection.open(settings, namespace);
-             Gate gate = zk.gate(state, b -> {
+        try (ZooKeeperConnection zk = zookeeper.open(settings);
+             Gate gate = zk.gate(b -> {
                  if (taskId != null) {
                      b.taskId(taskId);
                  }
