@@ -12,10 +12,10 @@ import dev.oncegate.ProvenNotSentException;
 
 /**
  * The wrapped COMMAND as a {@link BoundaryAction}: started only after the scope was armed,
- * with the key, scope and fencing token in its environment, and its stdin/stdout/stderr
- * inherited untouched. Exit 0 is {@code sent_verified}; exit {@code --not-sent-exit} is
- * {@code not_sent}; a command that could not even be started never ran, so it is
- * {@code not_sent} too; anything else (another exit, a signal, the timeout) is
+ * with the key, scope, fencing token and idempotency key in its environment, and its
+ * stdin/stdout/stderr inherited untouched. Exit 0 is {@code sent_verified}; exit
+ * {@code --not-sent-exit} is {@code not_sent}; a command that could not even be started never
+ * ran, so it is {@code not_sent} too; anything else (another exit, a signal, the timeout) is
  * {@code send_status_unknown}.
  *
  * <p>Thread-safety: {@link #deliver} runs on the main thread; {@link #terminate} may be called
@@ -56,6 +56,7 @@ final class ChildCommand implements BoundaryAction {
         env.put("ONCEGATE_SCOPE", Integer.toString(context.scope()));
         env.put("ONCEGATE_FENCING_TOKEN", Integer.toString(context.token().version()));
         env.put("ONCEGATE_FENCING_ZXID", Long.toString(context.token().zxid()));
+        env.put("ONCEGATE_IDEMPOTENCY_KEY", context.idempotencyKey());
         Process p;
         synchronized (lock) {
             if (terminating) {
