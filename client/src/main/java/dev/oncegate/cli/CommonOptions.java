@@ -16,7 +16,8 @@ final class CommonOptions {
     String namespace;
 
     @Option(names = {"-v", "--verbose"},
-            description = "Log oncegate's decisions at INFO on stderr (also: ONCEGATE_VERBOSE=1).")
+            description = "Log oncegate's stops and outcomes (INFO) on stderr, each line ending with its key, scope"
+                    + " and task (also: ONCEGATE_VERBOSE=1).")
     boolean verbose;
 
     /**
