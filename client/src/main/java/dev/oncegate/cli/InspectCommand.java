@@ -13,6 +13,8 @@ import picocli.CommandLine.Spec;
 
 /** {@code oncegate inspect}: the whole story of one key, read without a lock, with what a new attempt would do now. */
 @Command(name = "inspect", mixinStandardHelpOptions = true,
+        customSynopsis = {"oncegate inspect [OPTIONS] (--key=KEY | (--dest=PROVIDER:ID |",
+                "                        --dest-name=PROVIDER:TITLE) --file=PATH)"},
         description = "Print the whole story of a key, in order: every scope (state, lease and its last takeover, armed,"
                 + " outcome, reconciliation), every authorization (used, unused, stale, premature, unreadable, ignored),"
                 + " every record that cannot be read (path, raw bytes, the problem, how to repair it), what a new attempt"

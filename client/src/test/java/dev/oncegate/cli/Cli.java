@@ -85,8 +85,7 @@ final class Cli {
             ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile())
                     .redirectOutput(out.toFile()).redirectError(err.toFile())
                     .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
-            builder.environment().remove("ONCEGATE_CONNECT");
-            builder.environment().remove("ONCEGATE_VERBOSE");
+            builder.environment().keySet().removeIf(name -> name.startsWith("ONCEGATE_"));
             // Each test's own host state (zxid marks, the server's default data directory), never the user's.
             builder.environment().put("ONCEGATE_STATE_DIR", dir.resolve("state").toString());
             builder.environment().putAll(env);
