@@ -11,7 +11,7 @@ import picocli.CommandLine.Mixin;
 /**
  * {@code oncegate init}: writes the namespace's genesis record once (a second run changes
  * nothing); with role identities, the genesis names their digest ids and every znode of the
- * namespace gets its role ACL (SPEC §6).
+ * namespace gets its role ACL (the README's "Access control").
  */
 @Command(name = "init", mixinStandardHelpOptions = true,
         description = "Write the namespace's genesis record (idempotent: an initialised namespace is left as it is)."

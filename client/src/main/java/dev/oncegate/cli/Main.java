@@ -12,7 +12,7 @@ import picocli.CommandLine;
 /**
  * Entry point of {@code oncegate.jar}. Configures logging before any logger exists (slf4j-simple
  * reads its configuration once, when the first logger is created), then runs the command line
- * and exits with its code (SPEC §7).
+ * and exits with its code ({@link ExitCode}).
  */
 public final class Main {
 
