@@ -287,9 +287,7 @@ final class DefaultAttempt implements Attempt {
 
     @Override
     public Decision checkpoint(String name) throws InterruptedException {
-        try (LogContext ignored = logContext()) {
-            return checkpointInContext(name);
-        }
+        return inLogContext(() -> checkpointInContext(name));
     }
 
     private Decision checkpointInContext(String name) throws InterruptedException {
@@ -361,9 +359,7 @@ final class DefaultAttempt implements Attempt {
 
     @Override
     public Crossing cross(BoundaryAction action) throws InterruptedException {
-        try (LogContext ignored = logContext()) {
-            return crossInContext(action);
-        }
+        return inLogContext(() -> crossInContext(action));
     }
 
     private Crossing crossInContext(BoundaryAction action) throws InterruptedException {
@@ -779,6 +775,17 @@ final class DefaultAttempt implements Attempt {
     /** This attempt's MDC entries (key, scope once known, task) for the duration of a public entry point. */
     private LogContext logContext() {
         return LogContext.of(key, view == null ? -1 : view.scope(), gate.taskId);
+    }
+
+    /** The work of an entry point that may be interrupted. */
+    private interface Work<T> {
+        T run() throws InterruptedException;
+    }
+
+    private <T> T inLogContext(Work<T> work) throws InterruptedException {
+        try (LogContext ignored = logContext()) {
+            return work.run();
+        }
     }
 
     /** Who this attempt is, in the ZooKeeper session {@code session}: written into its records. */

@@ -43,21 +43,19 @@ final class GcCommand implements Callable<Integer> {
         if (olderThan.isZero() || olderThan.isNegative()) {
             throw new ParameterException(spec.commandLine(), "--older-than: must be more than zero");
         }
-        try (ZooKeeperConnection zk = zookeeper.connect()) {
-            Operator.GcReport report = zk.operator().gc(olderThan, dryRun, entry -> {
-                Map<String, Object> out = Json.object();
-                out.put("key", entry.key());
-                out.put("path", entry.path());
-                out.put("state", Render.state(entry.state()));
-                out.put("since", Json.instant(entry.since()));
-                out.put("removed", entry.removed());
-                out.put("dry_run", dryRun);
-                out.put("skipped", entry.skipped());
-                System.out.println(Json.line(out));
-            });
-            System.err.println("oncegate gc: " + (dryRun ? "would remove " : "removed ") + report.removed() + " of "
-                    + report.scanned() + " keys" + (report.skipped() > 0 ? ", skipped " + report.skipped() : ""));
-            return ExitCode.OK;
-        }
+        Operator.GcReport report = zookeeper.withOperator(operator -> operator.gc(olderThan, dryRun, entry -> {
+            Map<String, Object> out = Json.object();
+            out.put("key", entry.key());
+            out.put("path", entry.path());
+            out.put("state", Render.state(entry.state()));
+            out.put("since", Json.instant(entry.since()));
+            out.put("removed", entry.removed());
+            out.put("dry_run", dryRun);
+            out.put("skipped", entry.skipped());
+            System.out.println(Json.line(out));
+        }));
+        System.err.println("oncegate gc: " + (dryRun ? "would remove " : "removed ") + report.removed() + " of "
+                + report.scanned() + " keys" + (report.skipped() > 0 ? ", skipped " + report.skipped() : ""));
+        return ExitCode.OK;
     }
 }

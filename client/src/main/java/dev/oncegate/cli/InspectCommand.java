@@ -2,7 +2,6 @@ package dev.oncegate.cli;
 
 import java.util.concurrent.Callable;
 
-import dev.oncegate.EffectKey;
 import dev.oncegate.KeyHistory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -39,11 +38,9 @@ final class InspectCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         String keyText = resolveKey();
-        try (ZooKeeperConnection zk = zookeeper.connect()) {
-            KeyHistory history = zk.operator().inspect(keyText);
-            System.out.println(Json.line(Render.history(history)));
-            return history.readable() ? ExitCode.OK : ExitCode.STOP_UNAVAILABLE;
-        }
+        KeyHistory history = zookeeper.withOperator(operator -> operator.inspect(keyText));
+        System.out.println(Json.line(Render.history(history)));
+        return history.readable() ? ExitCode.OK : ExitCode.STOP_UNAVAILABLE;
     }
 
     private String resolveKey() {
@@ -52,11 +49,7 @@ final class InspectCommand implements Callable<Integer> {
                     "--key and --dest/--dest-name/--file are mutually exclusive: name the key one way");
         }
         if (key != null) {
-            try {
-                return EffectKey.requireKeyText(key);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--" + e.getMessage(), e);
-            }
+            return EffectKeyOptions.keyOption(key);
         }
         if (!effect.anyGiven()) {
             throw new ParameterException(spec.commandLine(),

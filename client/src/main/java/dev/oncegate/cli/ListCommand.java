@@ -55,15 +55,13 @@ final class ListCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--limit: must be at least 1, got " + limit);
         }
         Operator.ListQuery query = new Operator.ListQuery(wanted, olderThan, limit == null ? 0 : limit);
-        try (ZooKeeperConnection zk = zookeeper.connect()) {
-            Operator.ListReport report = zk.operator()
-                    .list(query, summary -> System.out.println(Json.line(Render.summary(summary))));
-            if (report.unreadable() > 0) {
-                System.err.println("oncegate list: " + report.unreadable() + " of " + report.scanned()
-                        + " keys have an unreadable record (see their \"problem\"; `oncegate inspect` shows each)");
-                return ExitCode.STOP_UNAVAILABLE;
-            }
-            return ExitCode.OK;
+        Operator.ListReport report = zookeeper.withOperator(operator ->
+                operator.list(query, summary -> System.out.println(Json.line(Render.summary(summary)))));
+        if (report.unreadable() > 0) {
+            System.err.println("oncegate list: " + report.unreadable() + " of " + report.scanned()
+                    + " keys have an unreadable record (see their \"problem\"; `oncegate inspect` shows each)");
+            return ExitCode.STOP_UNAVAILABLE;
         }
+        return ExitCode.OK;
     }
 }

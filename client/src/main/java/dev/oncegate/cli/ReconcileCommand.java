@@ -3,7 +3,6 @@ package dev.oncegate.cli;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
-import dev.oncegate.EffectKey;
 import dev.oncegate.Operator;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -44,33 +43,22 @@ final class ReconcileCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        try {
-            EffectKey.requireKeyText(key);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("--" + e.getMessage(), e);
-        }
+        EffectKeyOptions.keyOption(key);
         if (by.isBlank()) {
             throw new ParameterException(spec.commandLine(), "--by: must name who checked the destination");
         }
         if (evidence.isBlank()) {
             throw new ParameterException(spec.commandLine(), "--evidence: must say what the destination showed");
         }
-        try (ZooKeeperConnection zk = zookeeper.connect()) {
-            Operator.Reconciled done;
-            try {
-                done = zk.operator().reconcile(key, by, evidence);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("refused: " + e.getMessage(), e);
-            }
-            Map<String, Object> out = Json.object();
-            out.put("key", key);
-            out.put("path", done.path());
-            out.put("scope", done.scope());
-            out.put("created", done.created());
-            out.put("state", "sent_verified");
-            out.put("reconciliation", Render.reconciliation(done.reconciliation()));
-            System.out.println(Json.line(out));
-            return ExitCode.OK;
-        }
+        Operator.Reconciled done = zookeeper.withOperator(operator -> operator.reconcile(key, by, evidence));
+        Map<String, Object> out = Json.object();
+        out.put("key", key);
+        out.put("path", done.path());
+        out.put("scope", done.scope());
+        out.put("created", done.created());
+        out.put("state", "sent_verified");
+        out.put("reconciliation", Render.reconciliation(done.reconciliation()));
+        System.out.println(Json.line(out));
+        return ExitCode.OK;
     }
 }

@@ -1,5 +1,6 @@
 package dev.oncegate.cli;
 
+import dev.oncegate.Operator;
 import picocli.CommandLine.Mixin;
 
 /**
@@ -41,6 +42,27 @@ final class ZooKeeperOptions {
     /** {@link #connect(ZooKeeperConnection.Settings)} with these options' own settings. */
     ZooKeeperConnection connect() throws InterruptedException {
         return connect(settings());
+    }
+
+    /** One operator call, on a connection of its own. */
+    @FunctionalInterface
+    interface OperatorCall<T> {
+        T call(Operator operator) throws InterruptedException;
+    }
+
+    /**
+     * Connects, makes one call on the namespace's {@link Operator}, and closes the connection. An
+     * {@link IllegalArgumentException} from the operator is its refusal of this request (a key
+     * that is not consumed, say): bad input, exit 2, said as "refused: …".
+     *
+     * @throws UnavailableException when ZooKeeper cannot be reached within --connect-timeout (exit 13)
+     */
+    <T> T withOperator(OperatorCall<T> call) throws InterruptedException {
+        try (ZooKeeperConnection zk = connect()) {
+            return call.call(zk.operator());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("refused: " + e.getMessage(), e);
+        }
     }
 
     /**
