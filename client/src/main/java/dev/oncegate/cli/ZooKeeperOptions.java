@@ -59,9 +59,12 @@ final class ZooKeeperOptions {
      */
     <T> T withOperator(OperatorCall<T> call) throws InterruptedException {
         try (ZooKeeperConnection zk = connect()) {
-            return call.call(zk.operator());
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("refused: " + e.getMessage(), e);
+            Operator operator = zk.operator();
+            try {
+                return call.call(operator);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("refused: " + e.getMessage(), e);
+            }
         }
     }
 
