@@ -25,7 +25,7 @@ import org.apache.curator.framework.imps.CuratorFrameworkState;
  * System.out.println(story.nextAttempt());   // what a new attempt would do now, and why
  * }</pre>
  *
- * <p>Under access control (SPEC §6) each operation needs its role's credentials on the client:
+ * <p>Under access control (the README's "Access control") each operation needs its role's credentials on the client:
  * inspect and list any role; authorize and reconcile the operator (or admin); gc the admin.
  *
  * <p>Thread-safe. The caller owns the client.

@@ -34,7 +34,9 @@ import picocli.CommandLine.Spec;
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = {"Run a fleet of simulated agent workers against an embedded ZooKeeper while faults are"
                 + " injected, and check that every effect was delivered at most once.",
-                "Exit 0 only when there was no duplicate delivery and every effect was decided."})
+                "Exit 0 only when there was no duplicate delivery and every effect was decided."},
+        footer = {"", "Exit codes: 0 no duplicate delivery and every effect decided; 1 an effect was delivered twice or"
+                + " left undecided; 2 bad options; 130 interrupted (SIGINT/SIGTERM)."})
 final class DemoCommand implements Callable<Integer> {
 
     /** The demo's exit code when an effect was delivered twice or left undecided. */

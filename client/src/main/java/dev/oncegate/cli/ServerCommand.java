@@ -32,7 +32,9 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "server", mixinStandardHelpOptions = true,
         description = "Run a standalone ZooKeeper server (data survives restarts; a new data directory gets its namespace"
-                + " initialised, unless this host saw that namespace at this address before).")
+                + " initialised, unless this host saw that namespace at this address before).",
+        footer = {"", "Exit codes: 0 stopped cleanly by SIGTERM/SIGINT; 2 bad input; 13 the server did not start (the port"
+                + " is taken, say), or stopped on an error."})
 final class ServerCommand implements Callable<Integer> {
 
     private static final Duration START_TIMEOUT = Duration.ofSeconds(60);

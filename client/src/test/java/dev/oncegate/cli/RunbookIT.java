@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -233,10 +234,8 @@ class RunbookIT {
             assertThat(running.process().isAlive()).as(running.stderr()).isTrue();
             TimeUnit.MILLISECONDS.sleep(50);
         }
-        List<ProcessHandle> tree = running.process().descendants().toList();
-        running.process().destroyForcibly(); // SIGKILL: no outcome is written
-        tree.forEach(ProcessHandle::destroyForcibly);
-        assertThat(running.process().waitFor(Timing.PROCESS.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        ProcessTree.kill(running.process(), Duration.ZERO); // SIGKILL: no outcome is written
+        assertThat(running.process().isAlive()).isFalse();
         assertThat(exists(f.path() + "/0/outcome")).isFalse();
         assertThat(admin.getChildren().forPath(f.path() + "/0")).anyMatch(c -> c.startsWith("armed-"));
         return f;
@@ -258,8 +257,7 @@ class RunbookIT {
             Process p = builder.start();
             boolean finished = p.waitFor(Timing.PROCESS.toMillis() * block.text().lines().count(), TimeUnit.MILLISECONDS);
             if (!finished) {
-                p.descendants().forEach(ProcessHandle::destroyForcibly);
-                p.destroyForcibly();
+                ProcessTree.kill(p, Duration.ZERO);
             }
             String output = Files.readString(out, StandardCharsets.UTF_8);
             assertThat(finished).as("section \"" + section.title() + "\" did not finish:\n" + block.text() + output).isTrue();
