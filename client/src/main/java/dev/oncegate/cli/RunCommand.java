@@ -1,5 +1,8 @@
 package dev.oncegate.cli;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -39,7 +42,9 @@ import picocli.CommandLine.Spec;
                 "Exit 0 → sent_verified; exit --not-sent-exit → not_sent; anything else, a signal or --timeout → send_status_unknown.",
                 "run exits with what the records say afterwards: an outcome that could not be written leaves the scope"
                         + " armed, which reads as send_status_unknown (exit 1), never 0.",
-                "The run's result is printed as one JSON line on stderr; stdout is COMMAND's."})
+                "The run's result is printed as one JSON line on stderr; stdout is COMMAND's.",
+                "--metrics-textfile adds the run's decision and outcome counts to a node_exporter textfile; a file that"
+                        + " cannot be written is reported on stderr and never changes the exit code."})
 final class RunCommand implements Callable<Integer> {
 
     static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(10);
@@ -76,6 +81,13 @@ final class RunCommand implements Callable<Integer> {
             description = "Kill COMMAND's process tree after this long; the outcome is then send_status_unknown.")
     Duration timeout;
 
+    @Option(names = "--metrics-textfile", paramLabel = "PATH", defaultValue = "${env:ONCEGATE_METRICS_TEXTFILE}",
+            description = "When the run is over, add its counts (decisions by kind and reason, outcomes, election wait"
+                    + " and boundary time) to this Prometheus textfile-collector file, which node_exporter's textfile"
+                    + " collector serves: the runs of a host add up in it, safely when concurrent. The name must end in"
+                    + " .prom and its directory exist (default: $$ONCEGATE_METRICS_TEXTFILE; none: no file).")
+    Path metricsTextfile;
+
     @Parameters(paramLabel = "COMMAND", arity = "0..*",
             description = "The command to gate, after `--`, with its arguments.")
     List<String> command;
@@ -86,6 +98,8 @@ final class RunCommand implements Callable<Integer> {
         ZooKeeperConnection.Settings settings = connection.settings();
         EffectKey key = effect.resolve(spec);
         validate();
+        Path textfile = textfile();
+        RunMetrics metrics = textfile == null ? null : new RunMetrics(textfile, namespace, Clock.systemUTC());
         ChildCommand action = new ChildCommand(command, notSentExit, timeout);
         Shutdown shutdown = new Shutdown(action, Thread.currentThread());
         Runtime.getRuntime().addShutdownHook(shutdown.hook);
@@ -95,6 +109,9 @@ final class RunCommand implements Callable<Integer> {
              Gate gate = zk.gate(state, b -> {
                  if (taskId != null) {
                      b.taskId(taskId);
+                 }
+                 if (metrics != null) {
+                     b.meterRegistry(metrics.registry());
                  }
              });
              Attempt attempt = enter(zk, gate, key)) {
@@ -116,6 +133,9 @@ final class RunCommand implements Callable<Integer> {
                 }
             }
         } finally {
+            if (metrics != null) {
+                metrics.write();
+            }
             if (result != null) {
                 System.err.println(Json.line(result));
                 System.err.flush();
@@ -148,6 +168,29 @@ final class RunCommand implements Callable<Integer> {
         if (timeout != null && timeout.isZero()) {
             throw new ParameterException(spec.commandLine(), "--timeout: must be more than zero");
         }
+    }
+
+    /**
+     * The {@code --metrics-textfile}, absolute, or null (an empty $ONCEGATE_METRICS_TEXTFILE
+     * counts as unset); node_exporter reads only {@code *.prom} files, in a directory that exists.
+     */
+    private Path textfile() {
+        if (metricsTextfile == null || metricsTextfile.toString().isEmpty()) {
+            return null;
+        }
+        Path file = metricsTextfile.toAbsolutePath().normalize();
+        String problem = null;
+        if (!file.getFileName().toString().endsWith(".prom") || file.getFileName().toString().equals(".prom")) {
+            problem = "the name must end in .prom, or node_exporter's textfile collector never reads it";
+        } else if (!Files.isDirectory(file.getParent())) {
+            problem = "its directory " + file.getParent() + " does not exist (node_exporter's --collector.textfile.directory)";
+        } else if (Files.exists(file) && !Files.isRegularFile(file)) {
+            problem = "it exists and is not a regular file";
+        }
+        if (problem != null) {
+            throw new ParameterException(spec.commandLine(), "--metrics-textfile: " + file + ": " + problem);
+        }
+        return file;
     }
 
     private static Map<String, Object> stopResult(EffectKey key, Decision.Stop stop) {
