@@ -83,7 +83,7 @@ final class MetricsTextfile {
             Objects.requireNonNull(family, "family");
             Objects.requireNonNull(type, "type");
             Objects.requireNonNull(help, "help");
-            labels = new TreeMap<>(labels);
+            labels = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(labels));
             if (!sample.equals(family) && !(type == Type.SUMMARY && (sample.equals(family + "_count") || sample.equals(family + "_sum")))) {
                 throw new IllegalArgumentException("sample " + sample + " does not belong to the " + type.wireName()
                         + " family " + family);

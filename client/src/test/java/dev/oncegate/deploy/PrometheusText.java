@@ -13,6 +13,8 @@ import java.util.regex.Pattern;
  * The samples of a Prometheus text-format scrape (or textfile): series name, labels, value; and
  * each family's TYPE and HELP. Public for the CLI's process tests, which scrape the exporter and
  * read {@code run --metrics-textfile}'s file.
+ *
+ * <p>Immutable and thread-safe.
  */
 public record PrometheusText(List<Sample> samples, Map<String, String> types, Map<String, String> helps) {
 

@@ -12,6 +12,8 @@ import java.util.concurrent.TimeUnit;
  * Runs Prometheus's {@code promtool} (Debian's {@code prometheus} package; see {@link Tools} for
  * what happens when it is missing). Public for the CLI's process tests, which check the files
  * {@code oncegate run --metrics-textfile} writes.
+ *
+ * <p>Stateless and thread-safe (each call runs its own process).
  */
 public final class Promtool {
 
