@@ -132,7 +132,9 @@ public interface Operator {
     }
 
     /**
-     * One key, as {@link #list} reports it.
+     * One key, as {@link #list} reports it: enough to tell the namespace's backlog (keys by
+     * state, armed without outcome and since when, pending authorizations, unreadable records)
+     * without reading each key again.
      *
      * @param key     the key
      * @param path    its znode
@@ -142,9 +144,13 @@ public interface Operator {
      *                null when unreadable
      * @param record  the key record (destination, sha256), or null when unreadable
      * @param problem what could not be read, or null
+     * @param unusedAuthorizations its redelivery authorizations that would open the next scope now
+     *                             ({@link KeyHistory.AuthorizationStatus#UNUSED}): 0 or 1
+     * @param unreadableRecords    how many of its records could not be read or contradict the
+     *                             protocol ({@link KeyHistory#unreadable()}); 0 when {@code problem} is null
      */
     record KeySummary(String key, String path, ScopeState state, int scopes, Instant since, KeyHistory.KeyRecord record,
-                      String problem) {
+                      String problem, int unusedAuthorizations, int unreadableRecords) {
     }
 
     /**

@@ -1,6 +1,8 @@
 package dev.oncegate.cli;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -48,6 +50,8 @@ import picocli.CommandLine.Spec;
                         + " parsing (\"reason\":\"bad_input\", exit 2) or a failure before any decision"
                         + " (\"reason\":\"failed\", exit 13); not for arguments that do not parse, nor when the result"
                         + " option itself is bad. COMMAND inherits neither.",
+                "--metrics-textfile adds the run's decision and outcome counts to a node_exporter textfile; a file that"
+                        + " cannot be written is reported on stderr and never changes the exit code.",
                 "",
                 "Exit codes: 0 this run delivered (sent_verified); 1 this run crossed and the outcome is unknown"
                         + " (send_status_unknown); 2 usage error or bad input, nothing written; 3 COMMAND proved not_sent,"
@@ -97,6 +101,13 @@ final class RunCommand implements Callable<Integer> {
                     + " PATH is removed when run starts).")
     Path resultFile;
 
+    @Option(names = "--metrics-textfile", paramLabel = "PATH", defaultValue = "${env:ONCEGATE_METRICS_TEXTFILE}",
+            description = "When the run is over, add its counts (decisions by kind and reason, outcomes, election wait"
+                    + " and boundary time) to this Prometheus textfile-collector file, which node_exporter's textfile"
+                    + " collector serves: the runs of a host add up in it, safely when concurrent. The name must end in"
+                    + " .prom and its directory exist (default: $$ONCEGATE_METRICS_TEXTFILE; none: no file).")
+    Path metricsTextfile;
+
     @Parameters(paramLabel = "COMMAND", arity = "0..*",
             description = "The command to gate, after `--`, with its arguments.")
     List<String> command;
@@ -129,6 +140,8 @@ final class RunCommand implements Callable<Integer> {
         ZooKeeperConnection.Settings settings = zookeeper.settings();
         EffectKey key = effect.resolve(spec);
         validate();
+        Path textfile = textfile();
+        RunMetrics metrics = textfile == null ? null : new RunMetrics(textfile, zookeeper.namespace(), Clock.systemUTC());
         ChildCommand action = new ChildCommand(command, notSentExit, timeout);
         Shutdown shutdown = new Shutdown(action, Thread.currentThread());
         Runtime.getRuntime().addShutdownHook(shutdown.hook);
@@ -138,6 +151,9 @@ final class RunCommand implements Callable<Integer> {
              Gate gate = zk.gate(b -> {
                  if (taskId() != null) {
                      b.taskId(taskId());
+                 }
+                 if (metrics != null) {
+                     b.meterRegistry(metrics.registry());
                  }
              });
              Attempt attempt = enter(zk, gate, key)) {
@@ -165,6 +181,9 @@ final class RunCommand implements Callable<Integer> {
             }
             throw e;
         } finally {
+            if (metrics != null) {
+                metrics.write();
+            }
             if (result != null) {
                 String line = Json.line(result);
                 System.err.println(line);
@@ -217,6 +236,29 @@ final class RunCommand implements Callable<Integer> {
         Map<String, Object> out = base(null, badInput ? "bad_input" : "failed", null);
         out.put("detail", e.getMessage() != null ? e.getMessage() : e.toString());
         return out;
+    }
+
+    /**
+     * The {@code --metrics-textfile}, absolute, or null (an empty $ONCEGATE_METRICS_TEXTFILE
+     * counts as unset); node_exporter reads only {@code *.prom} files, in a directory that exists.
+     */
+    private Path textfile() {
+        if (metricsTextfile == null || metricsTextfile.toString().isEmpty()) {
+            return null;
+        }
+        Path file = metricsTextfile.toAbsolutePath().normalize();
+        String problem = null;
+        if (!file.getFileName().toString().endsWith(".prom") || file.getFileName().toString().equals(".prom")) {
+            problem = "the name must end in .prom, or node_exporter's textfile collector never reads it";
+        } else if (!Files.isDirectory(file.getParent())) {
+            problem = "its directory " + file.getParent() + " does not exist (node_exporter's --collector.textfile.directory)";
+        } else if (Files.exists(file) && !Files.isRegularFile(file)) {
+            problem = "it exists and is not a regular file";
+        }
+        if (problem != null) {
+            throw new ParameterException(spec.commandLine(), "--metrics-textfile: " + file + ": " + problem);
+        }
+        return file;
     }
 
     private static Map<String, Object> stopResult(EffectKey key, Decision.Stop stop) {
