@@ -36,10 +36,11 @@ import picocli.CommandLine.Spec;
  * Prometheus metrics. Runs until SIGTERM/SIGINT, then shuts the server down cleanly and exits 0.
  *
  * <p>Why not ZooKeeper's {@code ZooKeeperServerEmbedded}: it would start the purge task for us,
- * but it writes a new properties file into its base directory on every start, waits its whole
- * start timeout when the port is taken, and ends the process with ZooKeeper's own exit codes
- * (0 when the server thread dies) or, with its log-only handler, not at all; keeping exit 13 and
- * an immediate failure would take back more code than it removes.
+ * but it writes a new properties file into its base directory on every start and keeps the server
+ * thread to itself: with its exit handler a server that fails or dies ends the process with
+ * ZooKeeper's own code (2 for a taken port, 0 for a server thread that stopped), and with its
+ * log-only handler a taken port costs the whole start timeout and a dead server goes unnoticed.
+ * Keeping exit 13 and an immediate, explained failure would take back more code than it removes.
  */
 @Command(name = "server", mixinStandardHelpOptions = true,
         description = {"Run a standalone ZooKeeper server (data survives restarts; a new data directory gets its namespace"
