@@ -414,6 +414,13 @@ final class DefaultOperator implements Operator {
         }
     }
 
+    // ---- checkup --------------------------------------------------------------------------------
+
+    @Override
+    public Checkup checkup(String digestId) throws InterruptedException {
+        return run("check namespace " + ns.namespace, () -> NamespaceCheckup.run(ns, digestId));
+    }
+
     // ---- authorize ------------------------------------------------------------------------------
 
     @Override

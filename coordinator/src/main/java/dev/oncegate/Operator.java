@@ -108,6 +108,20 @@ public interface Operator {
     long applyRoles(Genesis.Roles roles, Consumer<String> each) throws InterruptedException;
 
     /**
+     * A health check of the namespace as this client sees it ({@code oncegate doctor}): the genesis
+     * as a gate judges it (and against this host's rollback witness, when the operator was built
+     * with its {@link ZxidMarks}); the role of the identity whose digest id is {@code digestId}
+     * (what {@link OncegateAcl#digest} gives for the client's {@code user:password}; null for an
+     * unauthenticated client) and whether the ACLs of the namespace's own znodes and of one sample key
+     * are their role ACLs; and the server's clock. To prove the create permission and read that clock it
+     * creates one ephemeral znode, {@code NS/keys/doctor-N}, where the role may create (a worker,
+     * the admin, anyone without access control); it goes with the client's session. Nothing else is written.
+     *
+     * @throws OncegateException when ZooKeeper cannot be read (unreachable, session lost)
+     */
+    Checkup checkup(String digestId) throws InterruptedException;
+
+    /**
      * Which keys {@link #list} reports.
      *
      * @param state     only keys in this state (null: all); {@code SEND_STATUS_UNKNOWN} includes

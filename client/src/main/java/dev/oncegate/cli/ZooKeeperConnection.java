@@ -91,11 +91,16 @@ final class ZooKeeperConnection implements AutoCloseable {
      * Commands get theirs from {@link ZooKeeperOptions}.
      */
     static ZooKeeperConnection open(Settings settings, String namespace, ZxidMarks marks) {
+        return open(settings, namespace, marks, SESSION_TIMEOUT);
+    }
+
+    /** {@link #open(Settings, String, ZxidMarks)} asking for a session of {@code sessionTimeout} instead of {@link #SESSION_TIMEOUT}. */
+    static ZooKeeperConnection open(Settings settings, String namespace, ZxidMarks marks, Duration sessionTimeout) {
         long connectionMs = Math.max(100, Math.min(settings.connectTimeout().toMillis(), 15_000));
         AtomicReference<Genesis.Roles> roles = new AtomicReference<>();
         CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
                 .connectString(settings.connect())
-                .sessionTimeoutMs((int) SESSION_TIMEOUT.toMillis())
+                .sessionTimeoutMs((int) sessionTimeout.toMillis())
                 .connectionTimeoutMs((int) connectionMs)
                 .retryPolicy(new ExponentialBackoffRetry(200, 3, 2_000))
                 .zkClientConfig(settings.clientConfig())

@@ -39,6 +39,11 @@ final class ZooKeeperOptions {
         return ZooKeeperConnection.open(settings, namespace(), state.marks(settings.connect()));
     }
 
+    /** {@link #open(ZooKeeperConnection.Settings)} asking for a session of {@code sessionTimeout}. */
+    ZooKeeperConnection open(ZooKeeperConnection.Settings settings, java.time.Duration sessionTimeout) {
+        return ZooKeeperConnection.open(settings, namespace(), state.marks(settings.connect()), sessionTimeout);
+    }
+
     /** {@link #connect(ZooKeeperConnection.Settings)} with these options' own settings. */
     ZooKeeperConnection connect() throws InterruptedException {
         return connect(settings());

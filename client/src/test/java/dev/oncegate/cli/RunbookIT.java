@@ -143,6 +143,8 @@ class RunbookIT {
         env.put("NEW_OPERATOR_AUTH", secret("new-operator.auth", NEW_OPERATOR));
 
         Map<String, Consumer<String>> checks = new LinkedHashMap<>();
+        checks.put("Health check", out -> assertThat(out).contains("ok    genesis", "this identity is the operator")
+                .contains("\"check\":\"session\",\"status\":\"warn\"").doesNotContain("fail  "));
         checks.put("Inspect a key", out -> assertThat(out).contains("\"key\":\"" + consumed.key().key() + "\"")
                 .contains("\"state\":\"sent_verified\""));
         checks.put("Authorize one redelivery", out -> {

@@ -182,7 +182,8 @@ class ServerRestartIT {
         }
     }
 
-    private JsonNode startLine(Cli.Running server) throws Exception {
+    /** The server's start line, once it printed it (fails when the server exits first). */
+    static JsonNode startLine(Cli.Running server) throws Exception {
         await().atMost(Timing.APPEAR).until(() -> server.stdout().contains("\"server\":\"started\"")
                 || !server.process().isAlive());
         assertThat(server.process().isAlive()).as("server exited early: " + server.stderr()).isTrue();
@@ -207,7 +208,7 @@ class ServerRestartIT {
                 "--", "sh", "-c", "echo \"$ONCEGATE_KEY $ONCEGATE_SCOPE\" >> " + dir.resolve("ledger"));
     }
 
-    private static int freePort() throws Exception {
+    static int freePort() throws Exception {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return socket.getLocalPort();
         }
