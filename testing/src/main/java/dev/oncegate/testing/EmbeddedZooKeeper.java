@@ -24,12 +24,10 @@ import org.apache.zookeeper.common.X509Exception;
  * initialisation.
  *
  * <p>Thread-safe for the helpers; start, stop and restart are meant for the test thread.
- * The server's tick time is 1000 ms, so sessions are capped at 20 s: ask for short sessions.
+ * The server's tick time is 1000 ms, so sessions are capped at 20 s: ask for short sessions
+ * ({@link Timing#SESSION}).
  */
 public final class EmbeddedZooKeeper implements AutoCloseable {
-
-    /** Session timeout that keeps expiry tests fast while surviving a loaded 2-core machine. */
-    public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(6);
 
     private final TestingServer server;
 
@@ -103,9 +101,9 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
         return newClient(connectString(), sessionTimeout);
     }
 
-    /** {@link #newClient(Duration)} with {@link #DEFAULT_SESSION_TIMEOUT}. */
+    /** {@link #newClient(Duration)} with {@link Timing#SESSION}. */
     public CuratorFramework newClient() {
-        return newClient(DEFAULT_SESSION_TIMEOUT);
+        return newClient(Timing.SESSION);
     }
 
     /** A started client for any connect string (an ensemble's, say). */

@@ -40,8 +40,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  */
 public final class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback {
 
-    /** Session timeout of the clients and gates this extension opens, unless told otherwise. */
-    public static final Duration SESSION_TIMEOUT = EmbeddedZooKeeper.DEFAULT_SESSION_TIMEOUT;
+    /** Session timeout of the clients and gates this extension opens, unless told otherwise: {@link Timing#SESSION}. */
+    public static final Duration SESSION_TIMEOUT = Timing.SESSION;
 
     private enum Kind { STANDALONE, AMBIGUOUS_WRITES, ENSEMBLE }
 
@@ -78,7 +78,7 @@ public final class ZooKeeperExtension implements BeforeAllCallback, AfterAllCall
         switch (kind) {
             case STANDALONE -> server = EmbeddedZooKeeper.start();
             case AMBIGUOUS_WRITES -> server = EmbeddedZooKeeper.startWithAmbiguousWrites();
-            case ENSEMBLE -> ensemble = Ensemble.start(Duration.ofSeconds(60));
+            case ENSEMBLE -> ensemble = Ensemble.start(Timing.scaled(Duration.ofSeconds(60)));
         }
     }
 
