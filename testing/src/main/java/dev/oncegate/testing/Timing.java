@@ -10,7 +10,8 @@ import java.util.Objects;
  * doubles; nothing else reads a timing property.
  *
  * <p>The kit itself uses these values: {@link ZooKeeperExtension}'s clients and workers open
- * their sessions with {@link #SESSION}. Scale a literal of your own with {@link #scaled(Duration)}.
+ * their sessions with {@link #SESSION}, {@link Race} and {@link CrossingInFlight} bound their
+ * threads with {@link #EVENTUALLY}. Scale a literal of your own with {@link #scaled(Duration)}.
  * The embedded server caps sessions at 20 s (its tick time is 1 s), whatever the factor.
  *
  * <p>Read once, when the class is initialised; immutable and thread-safe.

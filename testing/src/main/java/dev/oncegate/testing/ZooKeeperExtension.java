@@ -36,7 +36,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  *     void twoSiblings_deliverOnce() throws Exception {
  *         Gate a = zk.newGate("sibling-a");
  *         Gate b = zk.newGate("sibling-b");
- *         ...
+ *         List<Race.Entry> entries = Race.of(a, b).enter(zk.key(), Timing.WAIT, zk.provider().verified());
  *         assertThat(zk.provider().deliveries()).isEqualTo(1);
  *     }
  * }
