@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -41,6 +42,15 @@ final class Scenarios {
     static String outcomeOf(KeyHistory history, int n) {
         Map<String, Object> outcome = history.scopes().get(n).outcome();
         return outcome == null ? null : (String) outcome.get("outcome");
+    }
+
+    /** The outcome name recorded for each scope, in scope order (null for a scope without outcome). */
+    static List<String> outcomes(KeyHistory history) {
+        List<String> outcomes = new ArrayList<>();
+        for (int n = 0; n < history.scopes().size(); n++) {
+            outcomes.add(outcomeOf(history, n));
+        }
+        return outcomes;
     }
 
     /** The task id in a record's {@code by} (an armed or outcome record as {@code inspect} gives it). */
