@@ -2,40 +2,31 @@ package dev.oncegate.testing;
 
 import static org.awaitility.Awaitility.await;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.BooleanSupplier;
 
 import dev.oncegate.Attempt;
-import dev.oncegate.Destination;
 import dev.oncegate.EffectKey;
 import dev.oncegate.Gate;
 import dev.oncegate.KeyHistory;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 
-/** Shared helpers of the scenario tests. Stateless apart from the thread pool each test owns. */
+/** Shared helpers of the scenario tests: reading ZooKeeper's records and waiting for them. Stateless. */
 final class Scenarios {
 
     private Scenarios() {
     }
 
-    /** A namespace nobody used before, for one test. */
+    /** A namespace nobody used (or initialised) before, for one test. */
     static String freshNamespace() {
         return "/t-" + UUID.randomUUID();
-    }
-
-    /** A fresh effect: a unique file delivered to one Slack channel. */
-    static EffectKey freshKey() {
-        return EffectKey.of(Destination.stable("slack", "C-" + UUID.randomUUID()),
-                ("report " + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8));
     }
 
     /** The outcome name recorded for scope n, or null. */
@@ -109,9 +100,5 @@ final class Scenarios {
     /** Enters on another thread, so the test thread can inject a fault while the contender waits. */
     static Future<Attempt> enterAsync(ExecutorService pool, Gate gate, EffectKey key, Duration wait) {
         return pool.submit(() -> gate.enter(key, wait));
-    }
-
-    static ExecutorService pool(int threads) {
-        return Executors.newFixedThreadPool(threads);
     }
 }
