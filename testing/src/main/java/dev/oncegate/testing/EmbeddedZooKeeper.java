@@ -182,12 +182,6 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
     /** Stops the server and removes its data and its directory. */
     @Override
     public void close() {
-        try {
-            server.close();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } finally {
-            Scratch.delete(scratch);
-        }
+        Scratch.closeThenDelete(server, scratch);
     }
 }
