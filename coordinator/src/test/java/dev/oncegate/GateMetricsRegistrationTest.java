@@ -89,13 +89,12 @@ class GateMetricsRegistrationTest {
 
         metrics.decision(new Decision.StopBusy(StopReason.FENCED, evidence), null);
         metrics.decision(new Decision.StopUnavailable(StopReason.CONNECTION_LOST, evidence), Duration.ofMillis(5));
-        metrics.failClosed(StopReason.CONNECTION_LOST);
         metrics.outcome(Outcome.SEND_STATUS_UNKNOWN, false, Duration.ofMillis(20));
         metrics.fenced("outcome");
         metrics.takeover("unrenewed");
 
         assertThat(count(GateMetrics.DECISIONS, "kind", "stop_busy", "reason", "fenced")).isEqualTo(1);
-        assertThat(count(GateMetrics.DECISIONS, "kind", "stop_unavailable")).isEqualTo(1); // failClosed adds nothing
+        assertThat(count(GateMetrics.DECISIONS, "kind", "stop_unavailable")).isEqualTo(1);
         assertThat(registry.get(GateMetrics.ELECTION_WAIT).tag("kind", "stop_unavailable").timer().count()).isEqualTo(1);
         assertThat(registry.get(GateMetrics.ELECTION_WAIT).tag("kind", "stop_busy").timer().count()).isZero();
         assertThat(count(GateMetrics.OUTCOMES, "outcome", "send_status_unknown", "recorded", "false")).isEqualTo(1);

@@ -63,7 +63,7 @@ final class AuthorizeCommand implements Callable<Integer> {
         if (reason.isBlank()) {
             throw new ParameterException(spec.commandLine(), "--reason: must say why");
         }
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout);
+        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout, connection.zkClientConfig());
              Gate gate = zk.gate(namespace, state)) {
             Gate.Authorization done;
             try {

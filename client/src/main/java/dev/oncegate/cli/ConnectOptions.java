@@ -3,6 +3,7 @@ package dev.oncegate.cli;
 import java.time.Duration;
 
 import org.apache.zookeeper.client.ConnectStringParser;
+import org.apache.zookeeper.client.ZKClientConfig;
 import picocli.CommandLine.Option;
 
 /**
@@ -23,6 +24,17 @@ final class ConnectOptions {
             converter = Durations.class,
             description = "How long to wait for ZooKeeper before failing closed with exit 13 (default: ${DEFAULT-VALUE}).")
     Duration connectTimeout;
+
+    @Option(names = "--zk-client-config", paramLabel = "FILE", defaultValue = "${env:" + ZkClientConfigFile.ENV + "}",
+            description = "ZooKeeper client properties (a ZKClientConfig file), e.g. TLS: zookeeper.client.secure=true,"
+                    + " zookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty, zookeeper.ssl.keyStore.*,"
+                    + " zookeeper.ssl.trustStore.* (default: $$" + ZkClientConfigFile.ENV + "; none: ZooKeeper's defaults).")
+    String zkClientConfig;
+
+    /** The client configuration of {@code --zk-client-config}, or null; see {@link ZkClientConfigFile#load}. */
+    ZKClientConfig zkClientConfig() {
+        return ZkClientConfigFile.load(zkClientConfig);
+    }
 
     /** The connect string; an empty ONCEGATE_CONNECT counts as unset, an empty --connect is refused (exit 2). */
     String connect() {

@@ -25,7 +25,7 @@ final class InitCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         String namespace = common.namespace();
         String connect = connection.connect();
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout)) {
+        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout, connection.zkClientConfig())) {
             Gate.Initialization init = Gate.initialize(zk.client(), namespace, state.marks(connect));
             Map<String, Object> genesis = Json.object();
             genesis.put("id", init.genesis().id());

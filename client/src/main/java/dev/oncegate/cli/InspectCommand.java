@@ -45,7 +45,7 @@ final class InspectCommand implements Callable<Integer> {
         String namespace = common.namespace();
         String connect = connection.connect();
         String keyText = resolveKey();
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout);
+        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout, connection.zkClientConfig());
              Gate gate = zk.gate(namespace, state)) {
             System.out.println(Json.line(render(gate.inspect(keyText))));
             return ExitCode.OK;

@@ -58,7 +58,7 @@ final class ListCommand implements Callable<Integer> {
         if (limit != null && limit < 1) {
             throw new ParameterException(spec.commandLine(), "--limit: must be at least 1, got " + limit);
         }
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout);
+        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout, connection.zkClientConfig());
              Gate gate = zk.gate(namespace, stateOptions)) {
             CuratorFramework client = zk.client();
             String keys = namespace + "/keys";

@@ -13,6 +13,7 @@ import dev.oncegate.Decision;
 import dev.oncegate.EffectKey;
 import dev.oncegate.Outcome;
 import dev.oncegate.Gate;
+import org.apache.zookeeper.client.ZKClientConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -84,6 +85,7 @@ final class RunCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         String namespace = common.namespace();
         String connect = connection.connect();
+        ZKClientConfig clientConfig = connection.zkClientConfig();
         EffectKey key = effect.resolve(spec);
         validate();
         ChildCommand action = new ChildCommand(command, notSentExit, timeout);
@@ -91,7 +93,7 @@ final class RunCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(shutdown.hook);
         Map<String, Object> result = null;
         int code = ExitCode.STOP_UNAVAILABLE;
-        try (ZooKeeperConnection zk = ZooKeeperConnection.open(connect, connection.connectTimeout);
+        try (ZooKeeperConnection zk = ZooKeeperConnection.open(connect, connection.connectTimeout, clientConfig);
              Gate gate = zk.gate(namespace, state, b -> {
                  if (taskId != null) {
                      b.taskId(taskId);

@@ -6,6 +6,7 @@ import dev.oncegate.Gate;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.client.ZKClientConfig;
 
 /**
  * The CLI's Curator client: Curator's default (standard) connection-state error policy, a
@@ -31,12 +32,21 @@ final class ZooKeeperConnection implements AutoCloseable {
 
     /** Builds and starts a client; does not wait for the connection (see {@link #awaitConnected}). */
     static ZooKeeperConnection open(String connect, Duration connectTimeout) {
+        return open(connect, connectTimeout, null);
+    }
+
+    /**
+     * Builds and starts a client with a ZooKeeper client configuration ({@code --zk-client-config}:
+     * TLS, say; null for ZooKeeper's defaults); does not wait for the connection.
+     */
+    static ZooKeeperConnection open(String connect, Duration connectTimeout, ZKClientConfig clientConfig) {
         long connectionMs = Math.max(100, Math.min(connectTimeout.toMillis(), 15_000));
         CuratorFramework client = CuratorFrameworkFactory.builder()
                 .connectString(connect)
                 .sessionTimeoutMs((int) SESSION_TIMEOUT.toMillis())
                 .connectionTimeoutMs((int) connectionMs)
                 .retryPolicy(new ExponentialBackoffRetry(200, 3, 2_000))
+                .zkClientConfig(clientConfig)
                 .build();
         client.start();
         return new ZooKeeperConnection(client, connect, connectTimeout);
@@ -44,7 +54,13 @@ final class ZooKeeperConnection implements AutoCloseable {
 
     /** Opens a client and waits for it to connect. */
     static ZooKeeperConnection connected(String connect, Duration connectTimeout) throws InterruptedException {
-        ZooKeeperConnection connection = open(connect, connectTimeout);
+        return connected(connect, connectTimeout, null);
+    }
+
+    /** Opens a client with a ZooKeeper client configuration (or null) and waits for it to connect. */
+    static ZooKeeperConnection connected(String connect, Duration connectTimeout, ZKClientConfig clientConfig)
+            throws InterruptedException {
+        ZooKeeperConnection connection = open(connect, connectTimeout, clientConfig);
         try {
             connection.awaitConnected();
             return connection;

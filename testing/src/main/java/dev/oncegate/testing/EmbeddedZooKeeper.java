@@ -15,6 +15,7 @@ import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.client.FourLetterWordMain;
+import org.apache.zookeeper.client.ZKClientConfig;
 import org.apache.zookeeper.common.X509Exception;
 
 /**
@@ -25,7 +26,7 @@ import org.apache.zookeeper.common.X509Exception;
  *
  * <p>Thread-safe for the helpers; start, stop and restart are meant for the test thread.
  * The server's tick time is 1000 ms, so sessions are capped at 20 s: ask for short sessions
- * ({@link Timing#SESSION}).
+ * ({@link Timing#SESSION}). For a server whose only client port is TLS, see {@link TlsZooKeeper}.
  */
 public final class EmbeddedZooKeeper implements AutoCloseable {
 
@@ -108,6 +109,14 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
 
     /** A started client for any connect string (an ensemble's, say). */
     public static CuratorFramework newClient(String connectString, Duration sessionTimeout) {
+        return newClient(connectString, sessionTimeout, null);
+    }
+
+    /**
+     * A started client for any connect string with a ZooKeeper client configuration (TLS, say:
+     * {@link TlsMaterial#clientConfig()}); {@code null} for ZooKeeper's defaults. The caller closes it.
+     */
+    public static CuratorFramework newClient(String connectString, Duration sessionTimeout, ZKClientConfig clientConfig) {
         Objects.requireNonNull(connectString, "connectString");
         Objects.requireNonNull(sessionTimeout, "sessionTimeout");
         int session = (int) sessionTimeout.toMillis();
@@ -116,6 +125,7 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
                 .sessionTimeoutMs(session)
                 .connectionTimeoutMs(Math.min(session, 3000))
                 .retryPolicy(new RetryNTimes(3, 200))
+                .zkClientConfig(clientConfig)
                 .build();
         client.start();
         return client;
@@ -123,7 +133,12 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
 
     /** Writes the namespace's genesis record, as {@code oncegate init} does. */
     public void initNamespace(String namespace) {
-        try (CuratorFramework client = newClient()) {
+        initNamespace(newClient(), namespace);
+    }
+
+    /** Writes the namespace's genesis record through {@code client}, then closes the client. */
+    static void initNamespace(CuratorFramework client, String namespace) {
+        try (client) {
             Gate.initialize(client, namespace);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

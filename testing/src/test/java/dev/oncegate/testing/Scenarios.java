@@ -2,6 +2,7 @@ package dev.oncegate.testing;
 
 import static org.awaitility.Awaitility.await;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,6 +13,7 @@ import java.util.concurrent.Future;
 import java.util.function.BooleanSupplier;
 
 import dev.oncegate.Attempt;
+import dev.oncegate.Destination;
 import dev.oncegate.EffectKey;
 import dev.oncegate.Gate;
 import dev.oncegate.KeyHistory;
@@ -27,6 +29,15 @@ final class Scenarios {
     /** A namespace nobody used (or initialised) before, for one test. */
     static String freshNamespace() {
         return "/t-" + UUID.randomUUID();
+    }
+
+    /**
+     * A fresh effect: a unique file delivered to one Slack channel. For tests without
+     * {@link ZooKeeperExtension} (its {@code key()} and {@code newKey()} are the same).
+     */
+    static EffectKey freshKey() {
+        return EffectKey.of(Destination.stable("slack", "C-" + UUID.randomUUID()),
+                ("report " + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8));
     }
 
     /** The outcome name recorded for scope n, or null. */
