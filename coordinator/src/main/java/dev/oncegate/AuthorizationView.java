@@ -39,7 +39,11 @@ record AuthorizationView(String path, int after, Presence presence, Records.Auth
      * scope znode's last write).
      */
     boolean honours(ScopeView consumed) {
-        return presence == Presence.PRESENT && consumed.state().consumed() && consumed.scope() == after
-                && czxid > consumed.mzxid();
+        return honours(consumed.scope(), consumed.state(), consumed.mzxid());
+    }
+
+    /** {@link #honours(ScopeView)} for scope {@code scope} in {@code state}, last written at {@code mzxid}. */
+    boolean honours(int scope, ScopeState state, long mzxid) {
+        return presence == Presence.PRESENT && state != null && state.consumed() && scope == after && czxid > mzxid;
     }
 }

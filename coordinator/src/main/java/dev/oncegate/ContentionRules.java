@@ -198,10 +198,10 @@ final class ContentionRules {
 
     private static Step contend(Situation s) {
         ScopeView view = s.view();
-        Records.Lease lease = view.data().lease();
+        KeyHistory.Lease lease = view.data().lease();
         Election election = s.election();
         Instant now = s.now();
-        if (lease != null && !now.isBefore(s.deadline()) && !election.joined() && now.toEpochMilli() < lease.expires()) {
+        if (lease != null && !now.isBefore(s.deadline()) && !election.joined() && now.isBefore(lease.expires())) {
             // Busy and not waiting: no need to join the election just to leave it.
             return busy(s, "another executor is active");
         }
@@ -214,13 +214,13 @@ final class ContentionRules {
         boolean take;
         String cause = null;
         if (lease != null) {
-            if (now.toEpochMilli() >= lease.expires()) {
+            if (!now.isBefore(lease.expires())) {
                 cause = LAPSED;
             } else if (unchangedForTtl) {
                 cause = UNRENEWED;
             } else if (election.leader()) {
                 if (s.holderPresent() == null) {
-                    return new CheckHolder(lease.latchNode());
+                    return new CheckHolder(lease.electionNode());
                 }
                 cause = s.holderPresent() ? null : ABANDONED;
             }
@@ -249,7 +249,7 @@ final class ContentionRules {
         if (take) {
             return new Wait(min(stayUntil, now.plus(NODE_POLL))); // our election node is still being created
         }
-        Instant until = lease != null ? min(Instant.ofEpochMilli(lease.expires()), unchangedUntil) : unchangedUntil;
+        Instant until = lease != null ? min(lease.expires(), unchangedUntil) : unchangedUntil;
         return new Wait(poll(s, min(until, stayUntil)));
     }
 

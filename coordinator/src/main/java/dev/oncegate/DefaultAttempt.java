@@ -69,7 +69,8 @@ final class DefaultAttempt implements Attempt {
     private final DefaultGate gate;
     private final EffectKey key;
     private final String keyPath;
-    private final Records.Actor actor;
+    /** This attempt's id: it names its armed record, and a retried write recognises itself by it. */
+    private final String attemptId;
     private final ScopeProtocol protocol;
     /** The paths this attempt set watches on: {@link #close} removes them at the server. */
     private final java.util.Set<String> watched = new java.util.LinkedHashSet<>();
@@ -111,7 +112,7 @@ final class DefaultAttempt implements Attempt {
         this.gate = gate;
         this.key = key;
         this.keyPath = Layout.keyPath(gate.protocol.namespace(), key.key());
-        this.actor = new Records.Actor(gate.taskId, gate.host, gate.pid, Records.newAttemptId());
+        this.attemptId = Records.newAttemptId();
         this.protocol = gate.protocol;
     }
 
@@ -148,11 +149,11 @@ final class DefaultAttempt implements Attempt {
                     "no ZooKeeper connection within " + gate.connectTimeout.toMillis() + " ms (" + gate.client.getZookeeperClient().getCurrentConnectionString()
                             + "): check that the ensemble is up and reachable"));
         }
-        Decision.Stop namespaceStop = gate.checkGenesis();
+        Decision.Stop namespaceStop = gate.ns.checkGenesis();
         if (namespaceStop != null) {
             return namespaceStop;
         }
-        protocol.ensureKey(key, gate.genesisId());
+        protocol.ensureKey(key, gate.ns.genesisId());
         int n = protocol.latestScope(keyPath);
         ContentionRules.Observations seen = ContentionRules.Observations.NONE;
         while (true) {
@@ -203,7 +204,7 @@ final class DefaultAttempt implements Attempt {
                 }
             } else if (step instanceof ContentionRules.ProbeElection) {
                 String latchPath = Layout.latch(scopePath);
-                if (!protocol.mayJoinElection(latchPath, actor.attempt())) {
+                if (!protocol.mayJoinElection(latchPath, attemptId)) {
                     return new Decision.StopUnavailable(StopReason.PERMISSION_DENIED, Evidence.of(latchPath, view.scope(),
                             "ZooKeeper refused this identity CREATE on the election znode " + latchPath
                                     + " (NoAuth): it can never join the election; fix the ACLs or the worker's credentials"));
@@ -227,9 +228,11 @@ final class DefaultAttempt implements Attempt {
      */
     private Decision takeLease(String takeoverCause, String electionNode) throws Exception {
         long session = gate.client.getZookeeperClient().getZooKeeper().getSessionId();
-        Records.Scope leased = new Records.Scope(view.data().opened(), view.data().at(),
-                new Records.Lease(actor, Long.toHexString(session), electionNode,
-                        gate.clock.millis() + gate.leaseTtl.toMillis()), false);
+        KeyHistory.Lease previous = view.data().lease();
+        KeyHistory.Takeover takeover = takeoverCause == null ? null
+                : new KeyHistory.Takeover(takeoverCause, previous == null ? null : previous.holder());
+        Records.Scope leased = view.data().withLease(new KeyHistory.Lease(actor(session), electionNode,
+                gate.clock.instant().plus(gate.leaseTtl), takeover));
         ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, view.version(), leased, electionNode);
         if (!write.written()) {
             return null;
@@ -248,7 +251,6 @@ final class DefaultAttempt implements Attempt {
         }
         if (takeoverCause != null) {
             gate.metrics.takeover(takeoverCause);
-            Records.Lease previous = view.data().lease();
             LOG.info("oncegate [key={} scope={} task={}] took over the lease ({}) from {}", key.key(), view.scope(),
                     gate.taskId, takeoverCause, previous == null ? "an election whose leader did not act"
                             : "task " + previous.holder().task() + " attempt " + previous.holder().attempt());
@@ -258,24 +260,24 @@ final class DefaultAttempt implements Attempt {
 
     /** The lease write landed below a zxid already seen for this namespace: the ensemble was rolled back. */
     private Decision.Stop rollbackStop() {
-        long highest = gate.highestZxid();
+        long highest = gate.ns.highestZxid();
         if (token.zxid() >= highest) {
             return null;
         }
         return new Decision.StopUnavailable(StopReason.ZOOKEEPER_ROLLED_BACK, Evidence.of(scopePath, view.scope(),
-                "the lease write landed at zxid 0x" + Long.toHexString(token.zxid()) + " but zxid 0x"
-                        + Long.toHexString(highest) + " was already seen for namespace " + gate.protocol.namespace()
-                        + " (genesis " + gate.genesisId() + "): the ensemble was restored from an older snapshot and may"
+                "the lease write landed at zxid " + token.zxid() + " but zxid "
+                        + highest + " was already seen for namespace " + gate.protocol.namespace()
+                        + " (genesis " + gate.ns.genesisId() + "): the ensemble was restored from an older snapshot and may"
                         + " have forgotten outcomes; nothing was armed. An operator must reconcile before workers resume"));
     }
 
     private void joinElection(int n) throws Exception {
         closeLatch();
         String latchPath = Layout.latch(Layout.scope(keyPath, n));
-        // Created here, synchronously, because a LeaderLatch that cannot create it only logs:
-        // a missing permission must stop this contender, not leave it waiting.
-        gate.client.createContainers(latchPath);
-        latch = new LeaderLatch(gate.client, latchPath, actor.attempt(), LeaderLatch.CloseMode.SILENT);
+        // Created here, synchronously and with its ACL, because a LeaderLatch that cannot create
+        // it only logs: a missing permission must stop this contender, not leave it waiting.
+        protocol.createElectionContainer(latchPath);
+        latch = new LeaderLatch(gate.client, latchPath, attemptId, LeaderLatch.CloseMode.SILENT);
         latch.addListener(latchListener);
         latchScope = n;
         latch.start();
@@ -298,9 +300,9 @@ final class DefaultAttempt implements Attempt {
         requirePhase(Phase.PROCEEDING, "checkpoint");
         Decision.Stop stop = connectionStop();
         if (stop == null) {
-            Records.Scope renewed = new Records.Scope(leasedScope.opened(), leasedScope.at(),
-                    new Records.Lease(actor, leasedScope.lease().session(), leaseNode,
-                            gate.clock.millis() + gate.leaseTtl.toMillis()), false);
+            KeyHistory.Lease held = leasedScope.lease();
+            Records.Scope renewed = leasedScope.withLease(new KeyHistory.Lease(held.holder(), leaseNode,
+                    gate.clock.instant().plus(gate.leaseTtl), held.takeover()));
             try {
                 ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, token.version(), renewed, leaseNode);
                 if (write.written()) {
@@ -374,11 +376,10 @@ final class DefaultAttempt implements Attempt {
         }
         ScopeProtocol.Arming arming = null;
         if (stop == null) {
-            Records.Scope armedScope = new Records.Scope(leasedScope.opened(), leasedScope.at(), leasedScope.lease(), true);
-            Records.Armed armed = new Records.Armed(actor, leasedScope.lease().session(), token,
-                    List.copyOf(checkpoints), gate.clock.instant());
+            Records.Scope armedScope = leasedScope.armedNow();
+            KeyHistory.Armed armed = new KeyHistory.Armed(leasedScope.lease().holder(), token, checkpoints, gate.clock.instant());
             try {
-                arming = protocol.arm(scopePath, token, leaseNode, gate.genesisId(), armedScope, armed, armReplyBound());
+                arming = protocol.arm(scopePath, token, leaseNode, gate.ns.genesisId(), armedScope, armed, armReplyBound());
                 stop = armingStop(arming);
             } catch (Exception e) {
                 stop = e instanceof KeeperException.ConnectionLossException || e instanceof CuratorConnectionLossException
@@ -418,8 +419,8 @@ final class DefaultAttempt implements Attempt {
                     view.scope(), "the arming write's result is unknown (" + arming.code() + "); it counts as armed and"
                             + " the action was not invoked; `oncegate inspect` shows whether the scope was armed"));
             case NAMESPACE_REPLACED -> new Decision.StopUnavailable(StopReason.NAMESPACE_REPLACED, Evidence.of(
-                    Layout.genesisMarker(gate.protocol.namespace(), gate.genesisId()), view.scope(),
-                    "the namespace's genesis " + gate.genesisId() + " is gone: its data was wiped or re-initialised"
+                    Layout.genesisMarker(gate.protocol.namespace(), gate.ns.genesisId()), view.scope(),
+                    "the namespace's genesis " + gate.ns.genesisId() + " is gone: its data was wiped or re-initialised"
                             + " since this executor took its lease; nothing was armed"));
             case ELECTION_NODE_GONE -> electionNodeGone("arming");
             case FENCED -> {
@@ -473,10 +474,11 @@ final class DefaultAttempt implements Attempt {
         Duration boundary = Duration.between(started, gate.clock.instant());
         interrupted |= Thread.interrupted();
         boolean recorded = false;
-        Records.OutcomeRecord record = new Records.OutcomeRecord(outcome, detail, actor, token, gate.clock.instant());
+        KeyHistory.OutcomeRecord record = Records.outcomeRecord(outcome, detail, actor(leaseSession), token,
+                gate.clock.instant());
         try {
             ScopeProtocol.OutcomeWrite write = protocol.recordOutcome(keyPath, view.scope(), armedVersion,
-                    Layout.armed(scopePath, actor.attempt()), record);
+                    Layout.armed(scopePath, attemptId), record);
             recorded = write == ScopeProtocol.OutcomeWrite.RECORDED;
             switch (write) {
                 case RECORDED -> { }
@@ -544,7 +546,7 @@ final class DefaultAttempt implements Attempt {
             return switch (now.state()) {
                 case SENT_VERIFIED -> new Decision.StopSent(StopReason.SENT_VERIFIED, now.evidence("fenced during " + during));
                 case SEND_STATUS_UNKNOWN, ARMED -> new Decision.StopUnknown(
-                        now.state() == ScopeView.State.ARMED ? StopReason.ARMED_WITHOUT_OUTCOME : StopReason.SEND_STATUS_UNKNOWN,
+                        now.state() == ScopeState.ARMED ? StopReason.ARMED_WITHOUT_OUTCOME : StopReason.SEND_STATUS_UNKNOWN,
                         now.evidence("fenced during " + during));
                 // not_sent: the key is free again in the next scope; this executor just lost its turn.
                 case OPEN, LEASED, NOT_SENT -> new Decision.StopBusy(StopReason.FENCED, now.evidence(
@@ -629,7 +631,7 @@ final class DefaultAttempt implements Attempt {
         if (leasedScope == null) {
             return;
         }
-        Records.Scope released = new Records.Scope(leasedScope.opened(), leasedScope.at(), null, false);
+        Records.Scope released = leasedScope.withLease(null);
         try {
             ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, token.version(), released, leaseNode);
             if (write.written()) {
@@ -764,6 +766,11 @@ final class DefaultAttempt implements Attempt {
                 monitor.wait(remaining);
             }
         }
+    }
+
+    /** Who this attempt is, in the ZooKeeper session {@code session}: written into its records. */
+    private Actor actor(long session) {
+        return new Actor(gate.taskId, gate.host, gate.pid, Long.toHexString(session), attemptId);
     }
 
     private void requirePhase(Phase required, String operation) {

@@ -21,6 +21,6 @@ public record FencingToken(int version, long zxid) {
 
     @Override
     public String toString() {
-        return version + "@" + Long.toHexString(zxid);
+        return version + "@" + zxid;
     }
 }

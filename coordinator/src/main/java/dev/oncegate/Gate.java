@@ -58,21 +58,29 @@ public interface Gate extends AutoCloseable {
      * @return the namespace's genesis, and whether this call created it
      */
     static Initialization initialize(CuratorFramework client, String namespace) throws InterruptedException {
-        return initialize(client, namespace, ZxidMarks.inMemory());
+        return initialize(client, namespace, null, ZxidMarks.inMemory());
     }
 
     /**
-     * {@link #initialize(CuratorFramework, String)}, recording the genesis in {@code marks} (and
-     * flushing them), so a later rollback of this namespace is caught by this host.
+     * {@link #initialize(CuratorFramework, String)} with access control: the genesis names the
+     * three roles' digest ids (SPEC §6), every znode oncegate writes from then on gets its role
+     * ACL, and the namespace's own znodes get theirs now. The client should be authenticated as
+     * the admin. The genesis is recorded in {@code marks} (and they are flushed), so a later
+     * rollback of this namespace is caught by this host. An existing genesis is left as it is,
+     * whatever roles it names (see {@link Initialization#genesis()}).
+     *
+     * @param roles null for no access control
      */
-    static Initialization initialize(CuratorFramework client, String namespace, ZxidMarks marks) throws InterruptedException {
+    static Initialization initialize(CuratorFramework client, String namespace, Genesis.Roles roles, ZxidMarks marks)
+            throws InterruptedException {
         Objects.requireNonNull(client, "client");
         Objects.requireNonNull(marks, "marks");
         String ns = Layout.checkNamespace(namespace);
         java.util.concurrent.atomic.AtomicLong seen = new java.util.concurrent.atomic.AtomicLong();
-        ScopeProtocol protocol = new ScopeProtocol(client, ns, Clock.systemUTC(), z -> seen.accumulateAndGet(z, Math::max));
+        ScopeProtocol protocol = new ScopeProtocol(client, ns, Clock.systemUTC(), z -> seen.accumulateAndGet(z, Math::max),
+                () -> Acls.of(roles));
         try {
-            ScopeProtocol.GenesisResult result = protocol.createGenesis();
+            ScopeProtocol.GenesisResult result = protocol.createGenesis(roles);
             protocol.readGenesis(); // the genesis write's zxid, for the marks
             marks.observe(ns, result.genesis().id(), seen.get());
             marks.flush();
@@ -113,43 +121,18 @@ public interface Gate extends AutoCloseable {
     Attempt enter(EffectKey key, Duration wait) throws InterruptedException;
 
     /**
-     * Everything recorded about a key (64 hex characters), read without a lock; for operators.
+     * Everything recorded about a key (64 hex characters), read without a lock: {@code
+     * operator().inspect(key)}. Unreadable records are part of the answer, not an exception.
      *
-     * @throws OncegateException when ZooKeeper cannot be read or a record is unreadable
+     * @throws OncegateException when ZooKeeper cannot be read or the namespace has no genesis
      */
     KeyHistory inspect(String key) throws InterruptedException;
 
     /**
-     * Writes an operator's authorization to redeliver the key once more: the record
-     * {@code KEY/authorizations/after-<n>} for the key's consumed latest scope {@code n}, the same
-     * record as the zkCli recipe {@code create KEY/authorizations/after-<n> '{"by":…,"reason":…}'}.
-     * It opens scope {@code n + 1} once, for one executor, and is never honoured for a later scope.
-     * One authorization per consumed scope: when {@code after-<n>} exists already (a second
-     * operator, a pasted recipe), nothing is written and the existing one is returned with
-     * {@code created == false}; a create retried after a lost reply recognises itself.
-     *
-     * @param by     who authorizes (recorded)
-     * @param reason why a new delivery is justified (recorded)
-     * @throws IllegalArgumentException when the key does not exist or is not consumed
-     *                                  ({@code sent_verified}, {@code send_status_unknown} or armed without outcome)
-     * @throws OncegateException        when ZooKeeper cannot be read or written
+     * The operator's side of this gate's namespace, over the same client (inspect, list,
+     * authorize, reconcile, gc): see {@link Operator}.
      */
-    Authorization authorize(String key, String by, String reason) throws InterruptedException;
-
-    /**
-     * The result of {@link #authorize}.
-     *
-     * @param path    the authorization's znode, {@code KEY/authorizations/after-<n>}
-     * @param after   the consumed scope it redelivers after
-     * @param created whether this call wrote it (false: one existed, and nothing was written)
-     * @param by      who authorized (the existing record's author when not created)
-     * @param reason  why (the existing record's when not created)
-     * @param status  what the authorization does now: {@code unused} (the next contender opens scope
-     *                {@code after + 1} with it), {@code used}, {@code stale}, {@code premature} or
-     *                {@code unreadable} (see {@link KeyHistory.AuthorizationRecord#status()})
-     */
-    record Authorization(String path, int after, boolean created, String by, String reason, String status) {
-    }
+    Operator operator();
 
     /** The namespace this gate works in. */
     String namespace();

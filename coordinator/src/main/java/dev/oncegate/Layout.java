@@ -15,6 +15,7 @@ import org.apache.curator.utils.PathUtils;
  * KEY/N/latch/...                 Curator LeaderLatch (container parent)
  * KEY/N/armed-ATTEMPT             immutable arming record, named by the attempt that armed
  * KEY/N/outcome                   immutable outcome record
+ * KEY/authorizations/reconciled-N operator reconciliation of scope N (unknown → sent_verified)
  * </pre>
  *
  * <p>ZooKeeper checks versions only, and a recreated znode restarts at version 0: a version alone
@@ -33,6 +34,11 @@ final class Layout {
     /** Prefix of an authorization's name; the consumed scope it follows comes after it. */
     static final String AFTER_PREFIX = "after-";
     static final String OUTCOME = "outcome";
+    /**
+     * Prefix of an operator's reconciliation of scope n; it lives under {@code authorizations},
+     * where only operators may create (workers may create under a scope, so one there could be forged).
+     */
+    static final String RECONCILED_PREFIX = "reconciled-";
 
     private Layout() {
     }
@@ -107,6 +113,52 @@ final class Layout {
 
     static String outcome(String scopePath) {
         return scopePath + "/" + OUTCOME;
+    }
+
+    /** The reconciliation of scope {@code n} of the key at {@code keyPath}. */
+    static String reconciliation(String keyPath, int n) {
+        return authorizations(keyPath) + "/" + RECONCILED_PREFIX + n;
+    }
+
+    /** The key of a scope path ({@code KEY/n} → {@code KEY}). */
+    static String keyOfScope(String scopePath) {
+        return scopePath.substring(0, scopePath.lastIndexOf('/'));
+    }
+
+    /** What kind of oncegate znode {@code path} is in namespace {@code ns}: the basis of its ACL. */
+    enum Kind { ABOVE, NAMESPACE, GENESIS, KEYS, KEY, AUTHORIZATIONS, AUTHORIZATION, SCOPE, LATCH, ELECTION_NODE, RECORD }
+
+    static Kind kind(String ns, String path) {
+        if (!path.equals(ns) && !path.startsWith(ns + "/")) {
+            return Kind.ABOVE;
+        }
+        if (path.equals(ns)) {
+            return Kind.NAMESPACE;
+        }
+        String[] p = path.substring(ns.length() + 1).split("/");
+        if (p[0].equals(GENESIS)) {
+            return Kind.GENESIS;
+        }
+        if (!p[0].equals(KEYS)) {
+            return Kind.RECORD; // nothing else belongs here: the most restrictive kind
+        }
+        // keys / k0k1 / k2k3 / KEY / (authorizations | n) / …
+        if (p.length <= 3) {
+            return Kind.KEYS;
+        }
+        if (p.length == 4) {
+            return Kind.KEY;
+        }
+        if (p[4].equals(AUTHORIZATIONS)) {
+            return p.length == 5 ? Kind.AUTHORIZATIONS : Kind.AUTHORIZATION;
+        }
+        if (p.length == 5) {
+            return Kind.SCOPE;
+        }
+        if (p[5].equals(LATCH)) {
+            return p.length == 6 ? Kind.LATCH : Kind.ELECTION_NODE;
+        }
+        return Kind.RECORD;
     }
 
     /** The scope number a child name of a key denotes, or -1 when it is not a scope. */

@@ -9,17 +9,30 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The protocol's znode records and their JSON form (schema version 1). Every record is
- * compact (ZooKeeper keeps each znode in every server's heap) and every record an executor
- * writes carries its attempt id, so a retried write after a connection loss recognises itself.
+ * The protocol's znode records and their JSON form (schema version 2): an encoder and a strict
+ * decoder side by side for each znode kind. Every record is compact (ZooKeeper keeps each znode
+ * in every server's heap); every record an executor or operator command writes carries its
+ * {@link Actor} (task, host, pid, session, attempt), so a retried write recognises itself; every
+ * time is an ISO-8601 instant.
  *
  * <p>Decoding is strict: a missing field, a wrong type or an unknown schema version throws
- * {@link UnreadableRecordException}, which stops the worker with {@code unavailable}.
- * Stateless and thread-safe.
+ * {@link UnreadableRecordException}, which stops a worker with {@code unavailable} and which
+ * {@link Operator#inspect} reports instead of hiding the rest. Stateless and thread-safe.
+ *
+ * <pre>
+ * genesis         {"v":2,"id","created",["roles":{"worker","operator","admin"}]}
+ * key             {"v":2,"provider","identity","destination","sha256","created"}
+ * scope           {"v":2,"opened","at","holder":null|{task,host,pid,session,attempt,"node","expires",["over":{"cause",[task,…]}]},
+ *                  ["armed":true],["reconciled":true]}
+ * armed-ATTEMPT   {"v":2,"by":{actor},"token","zxid","checkpoints":[…],"at"}
+ * outcome         {"v":2,"outcome","detail","by":{actor},"token","zxid","at"}
+ * reconciliation  {"v":2,"outcome":"sent_verified","by","evidence","actor":{actor},"at"}
+ * after-N         {"by","reason"} (zkCli), or {"v":2,"by","reason","actor":{actor},"at"} (oncegate authorize)
+ * </pre>
  */
 final class Records {
 
-    static final int SCHEMA = 1;
+    static final int SCHEMA = 2;
 
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final char[] HEX = "0123456789abcdef".toCharArray();
@@ -70,45 +83,37 @@ final class Records {
         return new String(out);
     }
 
-    /** Who is acting: identifies one attempt of one task in one process. */
-    record Actor(String task, String host, long pid, String attempt) {
-    }
-
-    /** The lease stored in the scope znode. {@code expires} is epoch millis by the holder's clock. */
-    record Lease(Actor holder, String session, String latchNode, long expires) {
-    }
-
     /**
      * The scope znode's data: why it opened, when, and the current lease (null when open).
      * {@code armed} is set by the arming multi so that a takeover can never slip in between
-     * arming and the outcome.
+     * arming and the outcome; {@code reconciled} by an operator's reconciliation, whose multi
+     * also moves the version, so that a late outcome of the executor can no longer be written.
      */
-    record Scope(String opened, Instant at, Lease lease, boolean armed) {
-    }
+    record Scope(String opened, Instant at, KeyHistory.Lease lease, boolean armed, boolean reconciled) {
 
-    record Armed(Actor by, String session, FencingToken token, List<String> checkpoints, Instant at) {
-    }
+        Scope withLease(KeyHistory.Lease newLease) {
+            return new Scope(opened, at, newLease, armed, reconciled);
+        }
 
-    /**
-     * The outcome record. {@code detail} is free text from the action (a receipt, an exception's
-     * message): unpaired surrogates, which have no UTF-8 form, become U+FFFD, so that a strange
-     * receipt can never keep a verified outcome from being recorded.
-     */
-    record OutcomeRecord(Outcome outcome, String detail, Actor by, FencingToken token, Instant at) {
-        OutcomeRecord {
-            detail = wellFormed(detail);
+        Scope armedNow() {
+            return new Scope(opened, at, lease, true, reconciled);
+        }
+
+        Scope reconciledNow() {
+            return new Scope(opened, at, lease, armed, true);
         }
     }
 
-    record KeyRecord(String provider, String identity, String destination, String sha256, Instant created) {
+    /** The outcome record; free text from the action cannot keep it from being written (see {@link #wellFormed}). */
+    static KeyHistory.OutcomeRecord outcomeRecord(Outcome outcome, String detail, Actor by, FencingToken token, Instant at) {
+        return new KeyHistory.OutcomeRecord(outcome, wellFormed(detail), by, token, at);
     }
 
     /**
      * An operator's redelivery authorization. The zkCli recipe writes only {@code by} and
-     * {@code reason}; {@code oncegate authorize} also writes who ran it and its attempt id (so a
-     * create retried after a lost reply recognises itself). Absent fields are null.
+     * {@code reason}; {@code oncegate authorize} also writes its actor and time. Absent: null.
      */
-    record Authorization(String by, String reason, Instant at, String host, Long pid, String attempt) {
+    record Authorization(String by, String reason, Instant at, Actor actor) {
     }
 
     // ---- encoding ----------------------------------------------------------------------
@@ -117,6 +122,13 @@ final class Records {
         Map<String, Object> m = base();
         m.put("id", g.id());
         m.put("created", g.created().toString());
+        if (g.roles() != null) {
+            Map<String, Object> roles = new LinkedHashMap<>();
+            roles.put("worker", g.roles().worker());
+            roles.put("operator", g.roles().operator());
+            roles.put("admin", g.roles().admin());
+            m.put("roles", roles);
+        }
         return Json.encode(m);
     }
 
@@ -134,26 +146,35 @@ final class Records {
         Map<String, Object> m = base();
         m.put("opened", s.opened());
         m.put("at", s.at().toString());
-        if (s.armed()) {
-            m.put("armed", true);
-        }
         if (s.lease() != null) {
-            Lease l = s.lease();
+            KeyHistory.Lease l = s.lease();
             Map<String, Object> h = actor(l.holder());
-            h.put("session", l.session());
-            h.put("latch", l.latchNode());
-            h.put("expires", l.expires());
+            h.put("node", l.electionNode().substring(l.electionNode().lastIndexOf('/') + 1));
+            h.put("expires", l.expires().toString());
+            if (l.takeover() != null) {
+                Map<String, Object> over = new LinkedHashMap<>();
+                over.put("cause", l.takeover().cause());
+                if (l.takeover().from() != null) {
+                    over.putAll(actor(l.takeover().from()));
+                }
+                h.put("over", over);
+            }
             m.put("holder", h);
         } else {
             m.put("holder", null);
         }
+        if (s.armed()) {
+            m.put("armed", true);
+        }
+        if (s.reconciled()) {
+            m.put("reconciled", true);
+        }
         return Json.encode(m);
     }
 
-    static byte[] armed(Armed a) {
+    static byte[] armed(KeyHistory.Armed a) {
         Map<String, Object> m = base();
         m.put("by", actor(a.by()));
-        m.put("session", a.session());
         m.put("token", a.token().version());
         m.put("zxid", a.token().zxid());
         m.put("checkpoints", a.checkpoints());
@@ -161,7 +182,7 @@ final class Records {
         return Json.encode(m);
     }
 
-    static byte[] outcome(OutcomeRecord o) {
+    static byte[] outcome(KeyHistory.OutcomeRecord o) {
         Map<String, Object> m = base();
         m.put("outcome", o.outcome().wireName());
         m.put("detail", o.detail());
@@ -172,14 +193,22 @@ final class Records {
         return Json.encode(m);
     }
 
+    static byte[] reconciliation(KeyHistory.Reconciliation r) {
+        Map<String, Object> m = base();
+        m.put("outcome", r.outcome().wireName());
+        m.put("by", r.by());
+        m.put("evidence", r.evidence());
+        m.put("actor", actor(r.actor()));
+        m.put("at", r.at().toString());
+        return Json.encode(m);
+    }
+
     static byte[] authorization(Authorization a) {
         Map<String, Object> m = base();
         m.put("by", a.by());
         m.put("reason", a.reason());
+        m.put("actor", actor(a.actor()));
         m.put("at", a.at().toString());
-        m.put("host", a.host());
-        m.put("pid", a.pid());
-        m.put("attempt", a.attempt());
         return Json.encode(m);
     }
 
@@ -194,6 +223,7 @@ final class Records {
         m.put("task", a.task());
         m.put("host", a.host());
         m.put("pid", a.pid());
+        m.put("session", a.session());
         m.put("attempt", a.attempt());
         return m;
     }
@@ -202,37 +232,51 @@ final class Records {
 
     static Genesis decodeGenesis(String path, byte[] data) {
         Map<String, Object> m = object(path, data);
-        return new Genesis(string(path, m, "id"), instant(path, m, "created"));
+        Genesis.Roles roles = null;
+        if (m.get("roles") != null) {
+            Map<String, Object> r = map(path, m.get("roles"), "roles");
+            roles = new Genesis.Roles(string(path, r, "worker"), string(path, r, "operator"), string(path, r, "admin"));
+        }
+        return new Genesis(string(path, m, "id"), instant(path, m, "created"), roles);
     }
 
-    static KeyRecord decodeKey(String path, byte[] data) {
+    static KeyHistory.KeyRecord decodeKey(String path, byte[] data) {
         Map<String, Object> m = object(path, data);
-        return new KeyRecord(string(path, m, "provider"), string(path, m, "identity"),
+        return new KeyHistory.KeyRecord(string(path, m, "provider"), string(path, m, "identity"),
                 string(path, m, "destination"), string(path, m, "sha256"), instant(path, m, "created"));
     }
 
+    /** A scope znode's data; its election node is rebuilt under {@code path}'s latch. */
     static Scope decodeScope(String path, byte[] data) {
         Map<String, Object> m = object(path, data);
-        Object armed = m.get("armed");
-        if (armed != null && !(armed instanceof Boolean)) {
-            throw new UnreadableRecordException(path, "field 'armed' is not a boolean");
-        }
+        boolean armed = flag(path, m, "armed");
+        boolean reconciled = flag(path, m, "reconciled");
         Object holder = m.get("holder");
-        Lease lease = null;
+        KeyHistory.Lease lease = null;
         if (holder != null) {
             Map<String, Object> h = map(path, holder, "holder");
-            lease = new Lease(decodeActor(path, h), string(path, h, "session"), string(path, h, "latch"),
-                    number(path, h, "expires"));
+            String node = string(path, h, "node");
+            if (node.isEmpty() || node.contains("/")) {
+                throw new UnreadableRecordException(path, "field 'node' is not an election node name");
+            }
+            KeyHistory.Takeover takeover = null;
+            if (h.get("over") != null) {
+                Map<String, Object> over = map(path, h.get("over"), "over");
+                takeover = new KeyHistory.Takeover(string(path, over, "cause"),
+                        over.containsKey("attempt") ? decodeActor(path, over) : null);
+            }
+            lease = new KeyHistory.Lease(decodeActor(path, h), Layout.latch(path) + "/" + node,
+                    instant(path, h, "expires"), takeover);
         } else if (!m.containsKey("holder")) {
             throw new UnreadableRecordException(path, "field 'holder' is missing");
         }
-        if (Boolean.TRUE.equals(armed) && lease == null) {
+        if (armed && lease == null) {
             throw new UnreadableRecordException(path, "the scope says armed but names no holder (whose armed record?)");
         }
-        return new Scope(string(path, m, "opened"), instant(path, m, "at"), lease, Boolean.TRUE.equals(armed));
+        return new Scope(string(path, m, "opened"), instant(path, m, "at"), lease, armed, reconciled);
     }
 
-    static Armed decodeArmed(String path, byte[] data) {
+    static KeyHistory.Armed decodeArmed(String path, byte[] data) {
         Map<String, Object> m = object(path, data);
         Object cps = m.get("checkpoints");
         if (!(cps instanceof List<?> list)) {
@@ -245,26 +289,31 @@ final class Records {
             }
             checkpoints.add(s);
         }
-        return new Armed(decodeActor(path, map(path, m.get("by"), "by")), string(path, m, "session"),
-                token(path, m), List.copyOf(checkpoints), instant(path, m, "at"));
+        return new KeyHistory.Armed(decodeActor(path, map(path, m.get("by"), "by")), token(path, m),
+                checkpoints, instant(path, m, "at"));
     }
 
-    static OutcomeRecord decodeOutcome(String path, byte[] data) {
+    static KeyHistory.OutcomeRecord decodeOutcome(String path, byte[] data) {
         Map<String, Object> m = object(path, data);
-        Outcome outcome;
-        try {
-            outcome = Outcome.fromWireName(string(path, m, "outcome"));
-        } catch (IllegalArgumentException e) {
-            throw new UnreadableRecordException(path, e.getMessage());
+        return new KeyHistory.OutcomeRecord(outcome(path, m), string(path, m, "detail"),
+                decodeActor(path, map(path, m.get("by"), "by")), token(path, m), instant(path, m, "at"));
+    }
+
+    static KeyHistory.Reconciliation decodeReconciliation(String path, byte[] data) {
+        Map<String, Object> m = object(path, data);
+        Outcome outcome = outcome(path, m);
+        if (outcome != Outcome.SENT_VERIFIED) {
+            throw new UnreadableRecordException(path, "a reconciliation can only say sent_verified, this one says "
+                    + outcome.wireName());
         }
-        return new OutcomeRecord(outcome, string(path, m, "detail"), decodeActor(path, map(path, m.get("by"), "by")),
-                token(path, m), instant(path, m, "at"));
+        return new KeyHistory.Reconciliation(outcome, string(path, m, "by"), string(path, m, "evidence"),
+                decodeActor(path, map(path, m.get("actor"), "actor")), instant(path, m, "at"));
     }
 
     /**
      * Authorizations are written by hand from zkCli: only {@code by} and {@code reason} (non-blank
      * strings) are required, and no schema version; the fields {@code oncegate authorize} adds are
-     * checked when present.
+     * checked when present. Their values are strings and integers only (the codec refuses fractions).
      */
     static Authorization decodeAuthorization(String path, byte[] data) {
         Map<String, Object> m;
@@ -273,22 +322,32 @@ final class Records {
         } catch (IllegalArgumentException e) {
             throw new UnreadableRecordException(path, e.getMessage());
         }
+        if (m.containsKey("v") && !Long.valueOf(SCHEMA).equals(m.get("v"))) {
+            throw new UnreadableRecordException(path, "schema version " + m.get("v") + " is not understood (this"
+                    + " oncegate reads version " + SCHEMA + ")");
+        }
         String by = string(path, m, "by");
         String reason = string(path, m, "reason");
         if (by.isBlank() || reason.isBlank()) {
             throw new UnreadableRecordException(path, "'by' and 'reason' must name who authorized and why");
         }
         Instant at = m.containsKey("at") ? instant(path, m, "at") : null;
-        String host = m.containsKey("host") ? string(path, m, "host") : null;
-        Long pid = m.containsKey("pid") ? number(path, m, "pid") : null;
-        String attempt = m.containsKey("attempt") ? string(path, m, "attempt") : null;
-        return new Authorization(by, reason, at, host, pid, attempt);
+        Actor actor = m.get("actor") != null ? decodeActor(path, map(path, m.get("actor"), "actor")) : null;
+        return new Authorization(by, reason, at, actor);
     }
 
-    /** Any record as a JSON tree, for inspection. */
+    /** Any record as a JSON tree, for display. */
     static Map<String, Object> tree(String path, byte[] data) {
         try {
             return Json.decodeObject(data);
+        } catch (IllegalArgumentException e) {
+            throw new UnreadableRecordException(path, e.getMessage());
+        }
+    }
+
+    private static Outcome outcome(String path, Map<String, Object> m) {
+        try {
+            return Outcome.fromWireName(string(path, m, "outcome"));
         } catch (IllegalArgumentException e) {
             throw new UnreadableRecordException(path, e.getMessage());
         }
@@ -304,7 +363,15 @@ final class Records {
 
     private static Actor decodeActor(String path, Map<String, Object> m) {
         return new Actor(string(path, m, "task"), string(path, m, "host"), number(path, m, "pid"),
-                string(path, m, "attempt"));
+                string(path, m, "session"), string(path, m, "attempt"));
+    }
+
+    private static boolean flag(String path, Map<String, Object> m, String field) {
+        Object value = m.get(field);
+        if (value != null && !(value instanceof Boolean)) {
+            throw new UnreadableRecordException(path, "field '" + field + "' is not a boolean");
+        }
+        return Boolean.TRUE.equals(value);
     }
 
     private static Map<String, Object> object(String path, byte[] data) {
@@ -319,8 +386,10 @@ final class Records {
             throw new UnreadableRecordException(path, "no schema version 'v'");
         }
         if (version != SCHEMA) {
-            throw new UnreadableRecordException(path, "schema version " + version
-                    + " is not understood by this oncegate (it reads version " + SCHEMA + "); upgrade oncegate");
+            throw new UnreadableRecordException(path, "schema version " + version + " is not understood by this"
+                    + " oncegate (it reads version " + SCHEMA + (version < SCHEMA
+                    ? "; version " + version + " was written by an older pre-release: initialise a new namespace)"
+                    : "); upgrade oncegate"));
         }
         return m;
     }

@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongConsumer;
+import java.util.function.Supplier;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
@@ -22,6 +23,7 @@ import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
 
 /**
@@ -60,16 +62,24 @@ final class ScopeProtocol {
     private final String namespace;
     private final Clock clock;
     private final LongConsumer zxids;
+    private final Supplier<Acls> acls;
 
     /**
      * @param zxids told every zxid a read or write reveals (a lower bound of the ensemble's
      *              progress), for rollback detection
+     * @param acls  the ACLs of the namespace's roles, once its genesis was read ({@link Acls#OPEN} before)
      */
-    ScopeProtocol(CuratorFramework client, String namespace, Clock clock, LongConsumer zxids) {
+    ScopeProtocol(CuratorFramework client, String namespace, Clock clock, LongConsumer zxids, Supplier<Acls> acls) {
         this.client = client;
         this.namespace = namespace;
         this.clock = clock;
         this.zxids = zxids;
+        this.acls = acls;
+    }
+
+    /** The ACL of a znode of this kind under the namespace's roles. */
+    private List<ACL> acl(Layout.Kind kind) {
+        return acls.get().forKind(kind);
     }
 
     String namespace() {
@@ -103,42 +113,59 @@ final class ScopeProtocol {
     }
 
     /**
-     * {@code multi(create NS/genesis, create NS/genesis/ID)} (the namespace's parents persistent);
-     * an existing genesis is kept and returned, and given its id marker when it lacks one.
+     * {@code create NS} (its parents persistent, with the client's own ACL), {@code multi(create
+     * NS/genesis, create NS/genesis/ID)}, {@code create NS/keys}: each with its role ACL when
+     * {@code roles} are given. An existing genesis is kept and returned (whatever roles it names),
+     * and given its id marker and keys znode when it lacks them.
      */
-    GenesisResult createGenesis() throws Exception {
+    GenesisResult createGenesis(Genesis.Roles roles) throws Exception {
         Optional<Genesis> existing = readGenesis();
         if (existing.isPresent()) {
-            addMarker(existing.get());
+            completeNamespace(existing.get());
             return new GenesisResult(existing.get(), false);
         }
-        Genesis genesis = new Genesis(java.util.UUID.randomUUID().toString(), clock.instant());
+        Genesis genesis = new Genesis(java.util.UUID.randomUUID().toString(), clock.instant(), roles);
+        Acls own = Acls.of(roles);
         String path = Layout.genesis(namespace);
         if (client.checkExists().forPath(namespace) == null) {
             try {
-                client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(namespace);
+                client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT)
+                        .withACL(own.forKind(Layout.Kind.NAMESPACE), false).forPath(namespace);
             } catch (KeeperException.NodeExistsException raced) {
                 // created concurrently
             }
         }
         try {
             client.transaction().forOperations(
-                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(path, Records.genesis(genesis)),
                     client.transactionOp().create().withMode(CreateMode.PERSISTENT)
-                            .forPath(Layout.genesisMarker(namespace, genesis.id()), new byte[0]));
-            return new GenesisResult(genesis, true);
+                            .withACL(own.forKind(Layout.Kind.GENESIS)).forPath(path, Records.genesis(genesis)),
+                    client.transactionOp().create().withMode(CreateMode.PERSISTENT)
+                            .withACL(own.forKind(Layout.Kind.GENESIS)).forPath(Layout.genesisMarker(namespace, genesis.id()), new byte[0]));
         } catch (KeeperException.NodeExistsException e) {
             // Another init won the race (or our own create was applied before a lost reply).
             Genesis winner = readGenesis().orElseThrow(() -> e);
+            completeNamespace(winner);
             return new GenesisResult(winner, winner.id().equals(genesis.id()));
         }
+        completeNamespace(genesis);
+        return new GenesisResult(genesis, true);
     }
 
-    private void addMarker(Genesis genesis) throws Exception {
+    /** The genesis id marker and {@code NS/keys}, created when missing (namespaces from older pre-releases lack them). */
+    private void completeNamespace(Genesis genesis) throws Exception {
+        Acls own = Acls.of(genesis.roles());
+        createIfAbsent(Layout.genesisMarker(namespace, genesis.id()), own.forKind(Layout.Kind.GENESIS));
+        createIfAbsent(Layout.keys(namespace), own.forKind(Layout.Kind.KEYS));
+    }
+
+    private void createIfAbsent(String path, List<ACL> acl) throws Exception {
+        if (client.checkExists().forPath(path) != null) {
+            return;
+        }
         try {
-            client.create().withMode(CreateMode.PERSISTENT).forPath(Layout.genesisMarker(namespace, genesis.id()), new byte[0]);
+            client.create().withMode(CreateMode.PERSISTENT).withACL(acl).forPath(path, new byte[0]);
         } catch (KeeperException.NodeExistsException present) {
-            // the usual case
+            // created concurrently
         }
     }
 
@@ -167,18 +194,22 @@ final class ScopeProtocol {
         }
         String bucket = Layout.bucket(namespace, key.key());
         try {
-            client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(bucket);
+            client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT)
+                    .withACL(acl(Layout.Kind.KEYS), true).forPath(bucket);
         } catch (KeeperException.NodeExistsException exists) {
             // shared bucket: expected
         }
         Instant now = clock.instant();
-        byte[] scope0 = Records.scope(new Records.Scope("initial", now, null, false));
+        byte[] scope0 = Records.scope(new Records.Scope("initial", now, null, false, false));
         try {
             saw(results(client.transaction().forOperations(
                     client.transactionOp().check().withVersion(0).forPath(Layout.genesisMarker(namespace, genesisId)),
-                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(keyPath, Records.key(key, now)),
-                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(Layout.authorizations(keyPath), new byte[0]),
-                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(Layout.scope(keyPath, 0), scope0))));
+                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.KEY))
+                            .forPath(keyPath, Records.key(key, now)),
+                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.AUTHORIZATIONS))
+                            .forPath(Layout.authorizations(keyPath), new byte[0]),
+                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.SCOPE))
+                            .forPath(Layout.scope(keyPath, 0), scope0))));
         } catch (KeeperException e) {
             int failed = failedOp(e);
             if (failed == 0) {
@@ -200,7 +231,7 @@ final class ScopeProtocol {
     }
 
     private static void checkKeyRecord(EffectKey key, String keyPath, byte[] data) {
-        Records.KeyRecord r = Records.decodeKey(keyPath, data);
+        KeyHistory.KeyRecord r = Records.decodeKey(keyPath, data);
         if (!r.sha256().equals(key.sha256()) || !r.provider().equals(key.destination().provider())
                 || !r.identity().equals(key.destination().identity().wireName())
                 || !r.destination().equals(key.destination().id())) {
@@ -238,7 +269,7 @@ final class ScopeProtocol {
     ScopeView readScope(String keyPath, int n, Watcher watcher, Map<String, byte[]> raw) throws Exception {
         String scopePath = Layout.scope(keyPath, n);
         String outcomePath = Layout.outcome(scopePath);
-        Records.OutcomeRecord outcome = null;
+        KeyHistory.OutcomeRecord outcome = null;
         Stat outcomeStat = watcher == null ? client.checkExists().forPath(outcomePath)
                 : client.checkExists().usingWatcher(watcher).forPath(outcomePath);
         if (outcomeStat != null) {
@@ -258,7 +289,7 @@ final class ScopeProtocol {
             throw new UnreadableRecordException(outcomePath, "an outcome other than not_sent on a scope never armed");
         }
         // The armed record is evidence while no outcome exists; once one does, it is read only for inspection.
-        Records.Armed armed = null;
+        KeyHistory.Armed armed = null;
         if (scope.armed() && (outcome == null || raw != null)) {
             String armedPath = Layout.armed(scopePath, scope.lease().holder().attempt());
             try {
@@ -270,7 +301,18 @@ final class ScopeProtocol {
                         + scope.lease().holder().attempt() + " but has no " + armedPath);
             }
         }
-        return new ScopeView(n, scopePath, scope, stat.getVersion(), stat.getMzxid(), armed, outcome);
+        KeyHistory.Reconciliation reconciliation = null;
+        if (scope.reconciled()) {
+            String reconciliationPath = Layout.reconciliation(keyPath, n);
+            try {
+                byte[] bytes = client.getData().forPath(reconciliationPath);
+                keep(raw, reconciliationPath, bytes);
+                reconciliation = Records.decodeReconciliation(reconciliationPath, bytes);
+            } catch (KeeperException.NoNodeException e) {
+                throw new UnreadableRecordException(scopePath, "the scope says reconciled but has no " + reconciliationPath);
+            }
+        }
+        return new ScopeView(n, scopePath, scope, stat.getVersion(), stat.getMzxid(), armed, outcome, reconciliation);
     }
 
     private static void keep(Map<String, byte[]> raw, String path, byte[] data) {
@@ -319,6 +361,19 @@ final class ScopeProtocol {
                 }).forPath(path);
     }
 
+    /**
+     * {@code create} the scope's election container (a container: the server reaps it once empty)
+     * with its ACL; an existing one is fine. Done before starting a LeaderLatch, whose own
+     * {@code creatingParentContainersIfNeeded} would only log a NoAuth.
+     */
+    void createElectionContainer(String latchPath) throws Exception {
+        try {
+            client.create().withMode(CreateMode.CONTAINER).withACL(acl(Layout.Kind.LATCH)).forPath(latchPath);
+        } catch (KeeperException.NodeExistsException present) {
+            // the election is under way
+        }
+    }
+
     /** {@code exists} on a latch node: whether a lease holder is still in the election. */
     boolean latchNodeExists(String latchNode) throws Exception {
         return client.checkExists().forPath(latchNode) != null;
@@ -336,7 +391,7 @@ final class ScopeProtocol {
     boolean mayJoinElection(String latchPath, String attempt) throws Exception {
         String probe = latchPath + "/" + attempt + "-latch-~probe";
         try {
-            client.create().withMode(CreateMode.EPHEMERAL).forPath(probe);
+            client.create().withMode(CreateMode.EPHEMERAL).withACL(acl(Layout.Kind.ELECTION_NODE)).forPath(probe);
         } catch (KeeperException.NoAuthException denied) {
             return false;
         } catch (KeeperException.NodeExistsException leftOver) {
@@ -453,13 +508,13 @@ final class ScopeProtocol {
      * @param replyBound how long to wait for a reply before giving up (it counts as armed then)
      */
     Arming arm(String scopePath, FencingToken token, String electionNode, String genesisId, Records.Scope armedScope,
-               Records.Armed armed, java.time.Duration replyBound) throws Exception {
+               KeyHistory.Armed armed, java.time.Duration replyBound) throws Exception {
         // Built as Curator ops (so the client's ACL provider and namespace apply), sent once on the raw handle.
         List<Op> ops = List.of(
                 client.transactionOp().check().withVersion(0).forPath(Layout.genesisMarker(namespace, genesisId)).get(),
                 client.transactionOp().check().withVersion(0).forPath(electionNode).get(),
                 client.transactionOp().setData().withVersion(token.version()).forPath(scopePath, Records.scope(armedScope)).get(),
-                client.transactionOp().create().withMode(CreateMode.PERSISTENT)
+                client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.RECORD))
                         .forPath(Layout.armed(scopePath, armed.by().attempt()), Records.armed(armed)).get());
         ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
         CompletableFuture<Arming> reply = new CompletableFuture<>();
@@ -540,7 +595,7 @@ final class ScopeProtocol {
      * retry that meets an existing outcome recognises its own attempt id.
      */
     OutcomeWrite recordOutcome(String keyPath, int scope, int armedVersion, String armedPath,
-                               Records.OutcomeRecord outcome) throws Exception {
+                               KeyHistory.OutcomeRecord outcome) throws Exception {
         String scopePath = Layout.scope(keyPath, scope);
         String outcomePath = Layout.outcome(scopePath);
         boolean openNext = outcome.outcome() == Outcome.NOT_SENT;
@@ -548,10 +603,11 @@ final class ScopeProtocol {
             List<CuratorOp> ops = new ArrayList<>();
             ops.add(client.transactionOp().check().withVersion(0).forPath(armedPath));
             ops.add(client.transactionOp().check().withVersion(armedVersion).forPath(scopePath));
-            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(outcomePath, Records.outcome(outcome)));
+            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.RECORD))
+                    .forPath(outcomePath, Records.outcome(outcome)));
             if (openNext) {
-                byte[] next = Records.scope(new Records.Scope("not_sent:" + scope, clock.instant(), null, false));
-                ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT)
+                byte[] next = Records.scope(new Records.Scope("not_sent:" + scope, clock.instant(), null, false, false));
+                ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.SCOPE))
                         .forPath(Layout.scope(keyPath, scope + 1), next));
             }
             try {
@@ -566,7 +622,7 @@ final class ScopeProtocol {
                     return OutcomeWrite.SCOPE_CHANGED;
                 }
                 if (failed == 2 && e instanceof KeeperException.NodeExistsException) {
-                    Records.OutcomeRecord found = Records.decodeOutcome(outcomePath, client.getData().forPath(outcomePath));
+                    KeyHistory.OutcomeRecord found = Records.decodeOutcome(outcomePath, client.getData().forPath(outcomePath));
                     return found.by().attempt().equals(outcome.by().attempt())
                             ? OutcomeWrite.RECORDED : OutcomeWrite.ANOTHER_OUTCOME;
                 }
@@ -594,12 +650,14 @@ final class ScopeProtocol {
         String path = Layout.authorization(keyPath, n);
         try {
             Stat stat = new Stat();
-            client.create().storingStatIn(stat).withMode(CreateMode.PERSISTENT).forPath(path, Records.authorization(authorization));
+            client.create().storingStatIn(stat).withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.AUTHORIZATION))
+                    .forPath(path, Records.authorization(authorization));
             saw(stat);
             return new Authorizing(path, true, null);
         } catch (KeeperException.NodeExistsException e) {
             AuthorizationView existing = readAuthorization(keyPath, n);
-            boolean ours = existing.record() != null && authorization.attempt().equals(existing.record().attempt());
+            boolean ours = existing.record() != null && existing.record().actor() != null
+                    && authorization.actor().attempt().equals(existing.record().actor().attempt());
             return new Authorizing(path, ours, ours ? null : existing);
         }
     }
@@ -621,12 +679,13 @@ final class ScopeProtocol {
      */
     Opening openAuthorizedScope(String keyPath, ScopeView consumed, AuthorizationView authorization) throws Exception {
         int n = consumed.scope();
-        byte[] data = Records.scope(new Records.Scope(Layout.AFTER_PREFIX + n, clock.instant(), null, false));
+        byte[] data = Records.scope(new Records.Scope(Layout.AFTER_PREFIX + n, clock.instant(), null, false, false));
         try {
             saw(results(client.transaction().forOperations(
                     client.transactionOp().check().withVersion(authorization.version()).forPath(authorization.path()),
                     client.transactionOp().check().withVersion(consumed.version()).forPath(consumed.path()),
-                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(Layout.scope(keyPath, n + 1), data))));
+                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.SCOPE))
+                            .forPath(Layout.scope(keyPath, n + 1), data))));
             return Opening.OPENED;
         } catch (KeeperException e) {
             if (failedOp(e) == 2 && e instanceof KeeperException.NodeExistsException) {
@@ -636,6 +695,54 @@ final class ScopeProtocol {
                 return Opening.CHANGED;
             }
             throw e;
+        }
+    }
+
+    // ---- operators: reconciliation and retention ------------------------------------------
+
+    /**
+     * {@code multi(check(scope, version), setData(scope, reconciled, version), create
+     * KEY/authorizations/reconciled-n)}: an operator's verdict that a {@code send_status_unknown} (or
+     * armed-without-outcome) scope was delivered. Moving the scope's version also fences the
+     * executor's own outcome write, should it still come: it can no longer record {@code not_sent}
+     * and reopen the key. The original records stay beside it.
+     *
+     * @return false when the scope changed since it was read (read again)
+     */
+    boolean reconcile(ScopeView scope, KeyHistory.Reconciliation reconciliation) throws Exception {
+        try {
+            saw(results(client.transaction().forOperations(
+                    client.transactionOp().check().withVersion(scope.version()).forPath(scope.path()),
+                    client.transactionOp().setData().withVersion(scope.version())
+                            .forPath(scope.path(), Records.scope(scope.data().reconciledNow())),
+                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.RECORD))
+                            .forPath(Layout.reconciliation(Layout.keyOfScope(scope.path()), scope.scope()),
+                                    Records.reconciliation(reconciliation)))));
+            return true;
+        } catch (KeeperException.BadVersionException | KeeperException.NoNodeException | KeeperException.NodeExistsException e) {
+            return false;
+        }
+    }
+
+    /**
+     * {@code multi(check(latest scope, version), delete …)}: removes a consumed key's whole
+     * subtree at once (children first), provided its latest scope is still what was read. Fails
+     * (and removes nothing) when anything changed or someone is in an election under it.
+     *
+     * @param paths every znode of the key, children before parents, the key last
+     * @return false when the key changed or is in use (nothing was removed)
+     */
+    boolean deleteKey(String latestScope, int latestVersion, List<String> paths) throws Exception {
+        List<CuratorOp> ops = new ArrayList<>();
+        ops.add(client.transactionOp().check().withVersion(latestVersion).forPath(latestScope));
+        for (String p : paths) {
+            ops.add(client.transactionOp().delete().forPath(p));
+        }
+        try {
+            client.transaction().forOperations(ops);
+            return true;
+        } catch (KeeperException.BadVersionException | KeeperException.NoNodeException | KeeperException.NotEmptyException e) {
+            return false;
         }
     }
 

@@ -17,40 +17,39 @@ class ContentionRulesTest {
     static final Duration TTL = Duration.ofSeconds(10);
     static final Instant T0 = Instant.parse("2026-11-30T12:00:00Z");
     static final String NODE = "/ns/keys/ab/cd/k/0/latch/_c_x-latch-0000000001";
-    static final Records.Actor HOLDER = new Records.Actor("task-a", "host-a", 1, "a1b2c3d4e5f60718");
+    static final Actor HOLDER = new Actor("task-a", "host-a", 1, "1f", "a1b2c3d4e5f60718");
 
     // ---- scopes -------------------------------------------------------------------------------
 
     static ScopeView open(int version) {
-        return view(0, new Records.Scope("initial", T0, null, false), version, 100, null);
+        return view(0, new Records.Scope("initial", T0, null, false, false), version, 100, null);
     }
 
     static ScopeView leased(int version, Instant expires) {
-        Records.Lease lease = new Records.Lease(HOLDER, "1f", "/ns/keys/ab/cd/k/0/latch/_c_h-latch-0000000000",
-                expires.toEpochMilli());
-        return view(0, new Records.Scope("initial", T0, lease, false), version, 100, null);
+        KeyHistory.Lease lease = new KeyHistory.Lease(HOLDER, "/ns/keys/ab/cd/k/0/latch/_c_h-latch-0000000000", expires, null);
+        return view(0, new Records.Scope("initial", T0, lease, false, false), version, 100, null);
     }
 
     static ScopeView armed(long mzxid) {
-        Records.Lease lease = new Records.Lease(HOLDER, "1f", NODE, T0.plus(TTL).toEpochMilli());
-        return view(0, new Records.Scope("initial", T0, lease, true), 2, mzxid, null);
+        KeyHistory.Lease lease = new KeyHistory.Lease(HOLDER, NODE, T0.plus(TTL), null);
+        return view(0, new Records.Scope("initial", T0, lease, true, false), 2, mzxid, null);
     }
 
     static ScopeView withOutcome(Outcome outcome, long mzxid) {
-        Records.Lease lease = new Records.Lease(HOLDER, "1f", NODE, T0.plus(TTL).toEpochMilli());
-        Records.OutcomeRecord record = new Records.OutcomeRecord(outcome, "receipt", HOLDER, new FencingToken(1, 90), T0);
-        return view(0, new Records.Scope("initial", T0, lease, true), 2, mzxid, record);
+        KeyHistory.Lease lease = new KeyHistory.Lease(HOLDER, NODE, T0.plus(TTL), null);
+        KeyHistory.OutcomeRecord record = new KeyHistory.OutcomeRecord(outcome, "receipt", HOLDER, new FencingToken(1, 90), T0);
+        return view(0, new Records.Scope("initial", T0, lease, true, false), 2, mzxid, record);
     }
 
-    static ScopeView view(int n, Records.Scope data, int version, long mzxid, Records.OutcomeRecord outcome) {
-        return new ScopeView(n, "/ns/keys/ab/cd/k/" + n, data, version, mzxid, null, outcome);
+    static ScopeView view(int n, Records.Scope data, int version, long mzxid, KeyHistory.OutcomeRecord outcome) {
+        return new ScopeView(n, "/ns/keys/ab/cd/k/" + n, data, version, mzxid, null, outcome, null);
     }
 
     static AuthorizationView authorization(long czxid) {
         Stat stat = new Stat();
         stat.setCzxid(czxid);
         return AuthorizationView.present("/ns/keys/ab/cd/k/authorizations/after-0", 0, stat,
-                new Records.Authorization("alice", "resend", null, null, null, null));
+                new Records.Authorization("alice", "resend", null, null));
     }
 
     // ---- situations ---------------------------------------------------------------------------

@@ -98,7 +98,7 @@ class GateBuilderTest {
         }
         // Leaving before arming released the lease: the scope is open again for the next contender.
         try (Gate gate = Gate.builder(client).namespace("/init-twice").build()) {
-            assertThat(gate.inspect(key.key()).scopes().get(0).state()).isEqualTo("open");
+            assertThat(gate.inspect(key.key()).scopes().get(0).state()).isEqualTo(ScopeState.OPEN);
         }
     }
 }

@@ -52,8 +52,8 @@ class IncarnationBindingTest {
     @BeforeEach
     void namespace() throws Exception {
         ns = "/incarnation-" + UUID.randomUUID();
-        protocol = new ScopeProtocol(client, ns, Clock.systemUTC(), zxid -> { });
-        genesisId = protocol.createGenesis().genesis().id();
+        protocol = new ScopeProtocol(client, ns, Clock.systemUTC(), zxid -> { }, () -> Acls.OPEN);
+        genesisId = protocol.createGenesis(null).genesis().id();
         key = EffectKey.of(Destination.stable("slack", "C1"), UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8));
         keyPath = Layout.keyPath(ns, key.key());
         protocol.ensureKey(key, genesisId);
@@ -65,13 +65,17 @@ class IncarnationBindingTest {
                 .forPath(Layout.latch(Layout.scope(keyPath, scope)) + "/_c_test-latch-");
     }
 
-    static Records.Scope lease(String attempt, String node) {
-        return new Records.Scope("initial", Instant.now(), new Records.Lease(new Records.Actor("t", "h", 1, attempt), "1",
-                node, Instant.now().plusSeconds(30).toEpochMilli()), false);
+    static Actor actor(String attempt) {
+        return new Actor("t", "h", 1, "1", attempt);
     }
 
-    static Records.Armed armedRecord(String attempt, FencingToken token) {
-        return new Records.Armed(new Records.Actor("t", "h", 1, attempt), "1", token, List.of(), Instant.now());
+    static Records.Scope lease(String attempt, String node) {
+        return new Records.Scope("initial", Instant.now(), new KeyHistory.Lease(actor(attempt), node,
+                Instant.now().plusSeconds(30), null), false, false);
+    }
+
+    static KeyHistory.Armed armedRecord(String attempt, FencingToken token) {
+        return new KeyHistory.Armed(actor(attempt), token, List.of(), Instant.now());
     }
 
     /** deleteall KEY, then a fresh key with the same name: scope 0 starts again at version 0. */
@@ -85,7 +89,7 @@ class IncarnationBindingTest {
         assertThat(protocol.genesisMarkerExists(genesisId)).isTrue();
         client.delete().forPath(Layout.genesisMarker(ns, genesisId));
 
-        ScopeProtocol.GenesisResult again = protocol.createGenesis();
+        ScopeProtocol.GenesisResult again = protocol.createGenesis(null);
 
         assertThat(again.created()).isFalse();
         assertThat(again.genesis().id()).isEqualTo(genesisId);
@@ -95,7 +99,7 @@ class IncarnationBindingTest {
     @Test
     void keyCreation_inAReinitialisedNamespace_isRefused() throws Exception {
         client.delete().deletingChildrenIfNeeded().forPath(ns);
-        new ScopeProtocol(client, ns, Clock.systemUTC(), z -> { }).createGenesis(); // another genesis id
+        new ScopeProtocol(client, ns, Clock.systemUTC(), z -> { }, () -> Acls.OPEN).createGenesis(null); // another genesis id
 
         assertThatThrownBy(() -> protocol.ensureKey(key, genesisId)).isInstanceOfSatisfying(StopException.class,
                 e -> assertThat(e.stop().reason()).isEqualTo(StopReason.NAMESPACE_REPLACED));
@@ -137,7 +141,7 @@ class IncarnationBindingTest {
         FencingToken token = protocol.writeLease(scopePath, 0, leased, node).token();
         // the genesis is replaced, the keys stay (an operator re-initialised after a restore)
         client.delete().deletingChildrenIfNeeded().forPath(Layout.genesis(ns));
-        new ScopeProtocol(client, ns, Clock.systemUTC(), z -> { }).createGenesis();
+        new ScopeProtocol(client, ns, Clock.systemUTC(), z -> { }, () -> Acls.OPEN).createGenesis(null);
 
         ScopeProtocol.Arming arming = protocol.arm(scopePath, token, node, genesisId, armedScope(leased),
                 armedRecord("a", token), Duration.ofSeconds(10));
@@ -206,7 +210,7 @@ class IncarnationBindingTest {
 
         assertThat(protocol.recordOutcome(keyPath, 0, armed, Layout.armed(scopePath, "a"), outcome(Outcome.NOT_SENT, "a")))
                 .isEqualTo(ScopeProtocol.OutcomeWrite.RECORDED);
-        assertThat(protocol.readScope(keyPath, 0, null).state()).isEqualTo(ScopeView.State.NOT_SENT);
+        assertThat(protocol.readScope(keyPath, 0, null).state()).isEqualTo(ScopeState.NOT_SENT);
         assertThat(protocol.readScope(keyPath, 1, null).data().opened()).isEqualTo("after-0");
     }
 
@@ -238,10 +242,10 @@ class IncarnationBindingTest {
     }
 
     static Records.Scope armedScope(Records.Scope leased) {
-        return new Records.Scope(leased.opened(), leased.at(), leased.lease(), true);
+        return leased.armedNow();
     }
 
-    static Records.OutcomeRecord outcome(Outcome o, String attempt) {
-        return new Records.OutcomeRecord(o, "test", new Records.Actor("t", "h", 1, attempt), new FencingToken(1, 1), Instant.now());
+    static KeyHistory.OutcomeRecord outcome(Outcome o, String attempt) {
+        return new KeyHistory.OutcomeRecord(o, "test", actor(attempt), new FencingToken(1, 1), Instant.now());
     }
 }

@@ -4,7 +4,8 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 import dev.oncegate.EffectKey;
-import dev.oncegate.Gate;
+import dev.oncegate.KeyHistory;
+import dev.oncegate.Operator;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -24,7 +25,8 @@ import picocli.CommandLine.Spec;
                 + " consumed latest scope n, which opens scope n+1 once, for one executor.",
         footer = {"", "Exit codes: 0 written, or an usable authorization for that scope exists already (\"created\":false,"
                 + " nothing written); 2 the key does not exist or is not consumed, or the existing after-<n> will never"
-                + " be honoured (premature or unreadable: an admin must remove it first); 13 ZooKeeper unavailable."})
+                + " be honoured (premature or unreadable: an admin must remove it first); 13 ZooKeeper unavailable or"
+                + " this identity may not authorize (the operator role)."})
 final class AuthorizeCommand implements Callable<Integer> {
 
     @Spec
@@ -51,7 +53,7 @@ final class AuthorizeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         String namespace = common.namespace();
-        String connect = connection.connect();
+        ZooKeeperConnection.Settings settings = connection.settings();
         try {
             EffectKey.requireKeyText(key);
         } catch (IllegalArgumentException e) {
@@ -63,11 +65,10 @@ final class AuthorizeCommand implements Callable<Integer> {
         if (reason.isBlank()) {
             throw new ParameterException(spec.commandLine(), "--reason: must say why");
         }
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout, connection.zkClientConfig());
-             Gate gate = zk.gate(namespace, state)) {
-            Gate.Authorization done;
+        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
+            Operator.Authorized done;
             try {
-                done = gate.authorize(key, by, reason);
+                done = zk.operator(state).authorize(key, by, reason);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("refused: " + e.getMessage(), e);
             }
@@ -76,13 +77,14 @@ final class AuthorizeCommand implements Callable<Integer> {
             out.put("path", done.path());
             out.put("after", done.after());
             out.put("created", done.created());
-            out.put("status", done.status());
+            out.put("status", done.status().wireName());
             out.put("by", done.by());
             out.put("reason", done.reason());
             System.out.println(Json.line(out));
-            if (!done.created() && !done.status().equals("unused") && !done.status().equals("used")) {
+            if (!done.created() && done.status() != KeyHistory.AuthorizationStatus.UNUSED
+                    && done.status() != KeyHistory.AuthorizationStatus.USED) {
                 System.err.println("oncegate authorize: " + done.path() + " exists already and will never be honoured ("
-                        + done.status() + "): an admin must remove it (zkCli: delete " + done.path()
+                        + done.status().wireName() + "): an admin must remove it (zkCli: delete " + done.path()
                         + ") before scope " + done.after() + " can be authorized");
                 return ExitCode.USAGE;
             }

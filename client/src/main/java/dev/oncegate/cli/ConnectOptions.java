@@ -36,6 +36,50 @@ final class ConnectOptions {
         return ZkClientConfigFile.load(zkClientConfig);
     }
 
+    @Option(names = "--auth", paramLabel = "USER:PASSWORD",
+            description = "ZooKeeper digest identity to authenticate as (also: $$ONCEGATE_AUTH). Shows in ps: prefer"
+                    + " --auth-file or the variable.")
+    String auth;
+
+    @Option(names = "--auth-file", paramLabel = "FILE",
+            description = "A file whose first line is USER:PASSWORD (also: $$ONCEGATE_AUTH_FILE).")
+    java.nio.file.Path authFile;
+
+    /**
+     * The identity to authenticate as: --auth, --auth-file, $ONCEGATE_AUTH, $ONCEGATE_AUTH_FILE,
+     * in that order; null for none (an unauthenticated session).
+     *
+     * @throws IllegalArgumentException when malformed or unreadable (exit 2), or both options are given
+     */
+    Credentials credentials() {
+        if (auth != null && authFile != null) {
+            throw new IllegalArgumentException("--auth and --auth-file are mutually exclusive: give the identity one way");
+        }
+        if (auth != null) {
+            return Credentials.parse(auth, "--auth");
+        }
+        if (authFile != null) {
+            return Credentials.fromFile(authFile, "--auth-file");
+        }
+        String env = System.getenv("ONCEGATE_AUTH");
+        if (env != null && !env.isEmpty()) {
+            return Credentials.parse(env, "ONCEGATE_AUTH");
+        }
+        String file = System.getenv("ONCEGATE_AUTH_FILE");
+        if (file != null && !file.isEmpty()) {
+            return Credentials.fromFile(java.nio.file.Path.of(file), "ONCEGATE_AUTH_FILE");
+        }
+        return null;
+    }
+
+    /**
+     * Everything a connection needs, each checked before anything connects: the connect string,
+     * the timeout, the client configuration file and the identity (bad input: exit 2).
+     */
+    ZooKeeperConnection.Settings settings() {
+        return new ZooKeeperConnection.Settings(connect(), connectTimeout, zkClientConfig(), credentials());
+    }
+
     /** The connect string; an empty ONCEGATE_CONNECT counts as unset, an empty --connect is refused (exit 2). */
     String connect() {
         String env = System.getenv("ONCEGATE_CONNECT");

@@ -2,21 +2,26 @@ package dev.oncegate.cli;
 
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import picocli.CommandLine;
 
 /**
- * Parses the CLI's DURATION syntax: {@code 250ms}, {@code 30s}, {@code 5m}, {@code 1h}, a bare
- * number of seconds ({@code 30}, {@code 1.5}), or ISO-8601 ({@code PT30S}). Negative or
- * malformed text is refused; picocli then names the option (exit 2).
+ * Parses the CLI's DURATION syntax: one or more number-and-unit parts, largest first ({@code 250ms},
+ * {@code 30s}, {@code 5m}, {@code 1m30s}, {@code 2h}, {@code 1d}, {@code 1.5h}), a bare number of
+ * seconds ({@code 30}, {@code 1.5}), or ISO-8601 ({@code PT30S}). Negative or malformed text is
+ * refused; picocli then names the option (exit 2).
  *
  * <p>Stateless and thread-safe.
  */
 final class Durations implements CommandLine.ITypeConverter<Duration> {
 
-    private static final Pattern SIMPLE = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m|h)?");
+    private static final Pattern BARE = Pattern.compile("\\d+(?:\\.\\d+)?");
+    private static final Pattern PARTS = Pattern.compile("(?:\\d+(?:\\.\\d+)?(?:ms|s|m|h|d))+");
+    private static final Pattern PART = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m|h|d)");
+    private static final List<String> ORDER = List.of("d", "h", "m", "s", "ms");
 
     @Override
     public Duration convert(String text) {
@@ -36,21 +41,34 @@ final class Durations implements CommandLine.ITypeConverter<Duration> {
                 throw new CommandLine.TypeConversionException("'" + text + "' is not a duration" + HINT);
             }
         } else {
-            Matcher m = SIMPLE.matcher(t);
-            if (!m.matches()) {
+            if (!BARE.matcher(t).matches() && !PARTS.matcher(t).matches()) {
                 throw new CommandLine.TypeConversionException(t.startsWith("-")
                         ? "'" + text + "' is negative; a duration must be zero or more"
                         : "'" + text + "' is not a duration" + HINT);
             }
-            String unit = m.group(2) == null ? "s" : m.group(2);
-            long millisPerUnit = switch (unit) {
-                case "ms" -> 1L;
-                case "s" -> 1_000L;
-                case "m" -> 60_000L;
-                default -> 3_600_000L;
-            };
-            java.math.BigDecimal millis = new java.math.BigDecimal(m.group(1))
-                    .multiply(java.math.BigDecimal.valueOf(millisPerUnit));
+            java.math.BigDecimal millis = java.math.BigDecimal.ZERO;
+            if (BARE.matcher(t).matches()) {
+                millis = new java.math.BigDecimal(t).multiply(java.math.BigDecimal.valueOf(1_000L));
+            } else {
+                Matcher m = PART.matcher(t);
+                int last = -1;
+                while (m.find()) {
+                    int rank = ORDER.indexOf(m.group(2));
+                    if (rank <= last) {
+                        throw new CommandLine.TypeConversionException("'" + text + "' repeats a unit or puts a smaller one"
+                                + " first; write the parts largest first, like 1h30m" + HINT);
+                    }
+                    last = rank;
+                    long millisPerUnit = switch (m.group(2)) {
+                        case "ms" -> 1L;
+                        case "s" -> 1_000L;
+                        case "m" -> 60_000L;
+                        case "h" -> 3_600_000L;
+                        default -> 86_400_000L;
+                    };
+                    millis = millis.add(new java.math.BigDecimal(m.group(1)).multiply(java.math.BigDecimal.valueOf(millisPerUnit)));
+                }
+            }
             if (millis.compareTo(java.math.BigDecimal.valueOf(Long.MAX_VALUE / 1_000_000L)) > 0) {
                 throw new CommandLine.TypeConversionException("'" + text + "' is too long a duration");
             }
@@ -70,5 +88,5 @@ final class Durations implements CommandLine.ITypeConverter<Duration> {
         return d.toMillis() + "ms";
     }
 
-    private static final String HINT = " (use 250ms, 30s, 5m, 1h, a number of seconds, or ISO-8601 like PT30S)";
+    private static final String HINT = " (use 250ms, 30s, 5m, 1m30s, 2h, 1d, a number of seconds, or ISO-8601 like PT30S)";
 }

@@ -4,12 +4,22 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 import dev.oncegate.Gate;
+import dev.oncegate.Genesis;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
-/** {@code oncegate init}: writes the namespace's genesis record once; a second run changes nothing. */
+/**
+ * {@code oncegate init}: writes the namespace's genesis record once (a second run changes
+ * nothing); with role identities, the genesis names their digest ids and every znode of the
+ * namespace gets its role ACL (SPEC §6).
+ */
 @Command(name = "init", mixinStandardHelpOptions = true,
-        description = "Write the namespace's genesis record (idempotent: an initialised namespace is left as it is).")
+        description = "Write the namespace's genesis record (idempotent: an initialised namespace is left as it is)."
+                + " With --worker, --operator and --admin (or --roles-file), access control is on: the genesis names the"
+                + " three identities' digests (never their passwords) and every record gets its role's ACL.",
+        footer = {"", "Without --auth, init authenticates as the --admin identity.",
+                "Exit codes: 0 written, or already initialised (\"created\":false; nothing changed); 2 bad input;"
+                        + " 13 ZooKeeper unavailable or no permission."})
 final class InitCommand implements Callable<Integer> {
 
     @Mixin
@@ -21,19 +31,36 @@ final class InitCommand implements Callable<Integer> {
     @Mixin
     StateOptions state;
 
+    @Mixin
+    RoleOptions roleOptions;
+
     @Override
     public Integer call() throws InterruptedException {
         String namespace = common.namespace();
-        String connect = connection.connect();
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout, connection.zkClientConfig())) {
-            Gate.Initialization init = Gate.initialize(zk.client(), namespace, state.marks(connect));
+        Map<String, Credentials> roles = roleOptions.identities();
+        ZooKeeperConnection.Settings settings = connection.settings();
+        if (settings.credentials() == null && roles != null) {
+            settings = new ZooKeeperConnection.Settings(settings.connect(), settings.connectTimeout(), settings.clientConfig(),
+                    roles.get("admin"));
+        }
+        Genesis.Roles wanted = roles == null ? null : RoleOptions.roles(roles);
+        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
+            Gate.Initialization init = Gate.initialize(zk.client(), namespace, wanted, state.marks(settings.connect()));
+            Genesis g = init.genesis();
+            if (!init.created() && wanted != null && !wanted.equals(g.roles())) {
+                System.err.println("oncegate init: " + namespace + " was initialised already with "
+                        + (g.roles() == null ? "no access control" : "other role identities")
+                        + "; nothing changed (to change identities, see deploy/RUNBOOK.md, 'Rotate credentials')");
+            }
             Map<String, Object> genesis = Json.object();
-            genesis.put("id", init.genesis().id());
-            genesis.put("created", Json.instant(init.genesis().created()));
+            genesis.put("id", g.id());
+            genesis.put("created", Json.instant(g.created()));
+            genesis.put("roles", RoleOptions.render(g.roles()));
             Map<String, Object> out = Json.object();
             out.put("namespace", namespace);
             out.put("genesis", genesis);
             out.put("created", init.created());
+            out.put("acls", g.roles() != null);
             System.out.println(Json.line(out));
             return ExitCode.OK;
         }

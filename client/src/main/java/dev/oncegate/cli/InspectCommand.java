@@ -1,12 +1,8 @@
 package dev.oncegate.cli;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 import dev.oncegate.EffectKey;
-import dev.oncegate.Gate;
 import dev.oncegate.KeyHistory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -15,11 +11,15 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
-/** {@code oncegate inspect}: everything recorded about one key, read without a lock. */
+/** {@code oncegate inspect}: the whole story of one key, read without a lock, with what a new attempt would do now. */
 @Command(name = "inspect", mixinStandardHelpOptions = true,
-        description = "Print every scope of a key (state, lease, armed and outcome records), its authorizations"
-                + " (used, unused, stale, premature, unreadable, ignored), and for a consumed key the zkCli line that"
-                + " authorizes one redelivery.")
+        description = "Print the whole story of a key, in order: every scope (state, lease and its last takeover, armed,"
+                + " outcome, reconciliation), every authorization (used, unused, stale, premature, unreadable, ignored),"
+                + " every record that cannot be read (path, raw bytes, the problem, how to repair it), what a new attempt"
+                + " would do now and why, and for a consumed key the zkCli line that authorizes one redelivery.",
+        footer = {"", "Exit codes: 0 every record read (also for a key nobody entered: \"exists\":false); 2 bad input;"
+                + " 13 ZooKeeper unavailable, no permission, the namespace has no genesis, or a record of the key is"
+                + " unreadable (the JSON is printed all the same)."})
 final class InspectCommand implements Callable<Integer> {
 
     @Spec
@@ -43,12 +43,12 @@ final class InspectCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         String namespace = common.namespace();
-        String connect = connection.connect();
+        ZooKeeperConnection.Settings settings = connection.settings();
         String keyText = resolveKey();
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout, connection.zkClientConfig());
-             Gate gate = zk.gate(namespace, state)) {
-            System.out.println(Json.line(render(gate.inspect(keyText))));
-            return ExitCode.OK;
+        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
+            KeyHistory history = zk.operator(state).inspect(keyText);
+            System.out.println(Json.line(Render.history(history)));
+            return history.readable() ? ExitCode.OK : ExitCode.STOP_UNAVAILABLE;
         }
     }
 
@@ -69,41 +69,5 @@ final class InspectCommand implements Callable<Integer> {
                     "missing the key: give --key KEY, or --dest/--dest-name with --file");
         }
         return effect.resolve(spec).key();
-    }
-
-    /** The {@link KeyHistory} as JSON, field names in snake case. */
-    static Map<String, Object> render(KeyHistory history) {
-        Map<String, Object> out = Json.object();
-        out.put("key", history.key());
-        out.put("path", history.path());
-        out.put("exists", history.exists());
-        out.put("record", history.record());
-        out.put("state", history.state());
-        out.put("authorize_command", history.authorizeCommand());
-        List<Object> scopes = new ArrayList<>();
-        for (KeyHistory.ScopeHistory s : history.scopes()) {
-            Map<String, Object> m = Json.object();
-            m.put("scope", s.scope());
-            m.put("state", s.state());
-            m.put("version", s.version());
-            m.put("mzxid", s.mzxid());
-            m.put("data", s.data());
-            m.put("armed", s.armed());
-            m.put("outcome", s.outcome());
-            scopes.add(m);
-        }
-        out.put("scopes", scopes);
-        List<Object> auths = new ArrayList<>();
-        for (KeyHistory.AuthorizationRecord a : history.authorizations()) {
-            Map<String, Object> m = Json.object();
-            m.put("name", a.name());
-            m.put("after", a.after() < 0 ? null : a.after());
-            m.put("status", a.status());
-            m.put("record", a.record());
-            m.put("used_by", a.usedBy() < 0 ? null : a.usedBy());
-            auths.add(m);
-        }
-        out.put("authorizations", auths);
-        return out;
     }
 }

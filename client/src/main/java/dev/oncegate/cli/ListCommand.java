@@ -1,15 +1,10 @@
 package dev.oncegate.cli;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 
-import dev.oncegate.Gate;
-import dev.oncegate.KeyHistory;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.zookeeper.KeeperException;
+import dev.oncegate.Operator;
+import dev.oncegate.ScopeState;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -19,14 +14,16 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code oncegate list}: keys with their current state, one JSON object a line, in key order.
- * Walks the hash buckets (each a small child list), reading every key like {@code inspect}:
- * an operator's tool, never a worker's hot path.
+ * Walks the hash buckets one by one (each a small child list) and keeps going past unreadable
+ * keys, which it reports: an operator's tool, never a worker's hot path.
  */
 @Command(name = "list", mixinStandardHelpOptions = true,
-        description = "List keys by current state, one JSON object a line.")
+        description = "List keys by current state, one JSON object a line, in key order. A key with an unreadable"
+                + " record is listed whatever the filters (its state and age are unknown), with \"state\":null and"
+                + " its \"problem\".",
+        footer = {"", "Exit codes: 0 done; 2 bad input; 13 ZooKeeper unavailable, no permission, the namespace has no"
+                + " genesis, or an unreadable key was met (every line is printed all the same)."})
 final class ListCommand implements Callable<Integer> {
-
-    static final Set<String> STATES = Set.of("open", "leased", "armed", "sent_verified", "send_status_unknown");
 
     @Spec
     CommandSpec spec;
@@ -41,9 +38,13 @@ final class ListCommand implements Callable<Integer> {
     StateOptions stateOptions;
 
     @Option(names = "--state", paramLabel = "STATE",
-            description = "Only keys in this state: open, leased, armed (no outcome: reads as unknown), sent_verified,"
-                    + " send_status_unknown.")
+            description = "Only keys in this state: open, leased, armed, sent_verified, send_status_unknown (which"
+                    + " includes armed keys: they read as unknown to every worker), not_sent.")
     String state;
+
+    @Option(names = "--older-than", paramLabel = "DURATION", converter = Durations.class,
+            description = "Only keys that have been in their state at least this long.")
+    Duration olderThan;
 
     @Option(names = "--limit", paramLabel = "N", description = "Print at most N keys.")
     Integer limit;
@@ -51,59 +52,26 @@ final class ListCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         String namespace = common.namespace();
-        String connect = connection.connect();
-        if (state != null && !STATES.contains(state)) {
-            throw new ParameterException(spec.commandLine(), "--state: unknown state '" + state + "'; one of " + STATES);
+        ZooKeeperConnection.Settings settings = connection.settings();
+        ScopeState wanted;
+        try {
+            wanted = state == null ? null : ScopeState.fromWireName(state);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), "--" + e.getMessage());
         }
         if (limit != null && limit < 1) {
             throw new ParameterException(spec.commandLine(), "--limit: must be at least 1, got " + limit);
         }
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, connection.connectTimeout, connection.zkClientConfig());
-             Gate gate = zk.gate(namespace, stateOptions)) {
-            CuratorFramework client = zk.client();
-            String keys = namespace + "/keys";
-            int printed = 0;
-            for (String b1 : children(client, keys)) {
-                for (String b2 : children(client, keys + "/" + b1)) {
-                    for (String key : children(client, keys + "/" + b1 + "/" + b2)) {
-                        if (limit != null && printed >= limit) {
-                            return ExitCode.OK;
-                        }
-                        KeyHistory history = gate.inspect(key);
-                        if (state != null && !state.equals(history.state())) {
-                            continue;
-                        }
-                        System.out.println(Json.line(summary(history)));
-                        printed++;
-                    }
-                }
+        Operator.ListQuery query = new Operator.ListQuery(wanted, olderThan, limit == null ? 0 : limit);
+        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
+            Operator.ListReport report = zk.operator(stateOptions)
+                    .list(query, summary -> System.out.println(Json.line(Render.summary(summary))));
+            if (report.unreadable() > 0) {
+                System.err.println("oncegate list: " + report.unreadable() + " of " + report.scanned()
+                        + " keys have an unreadable record (see their \"problem\"; `oncegate inspect` shows each)");
+                return ExitCode.STOP_UNAVAILABLE;
             }
             return ExitCode.OK;
-        }
-    }
-
-    private static Map<String, Object> summary(KeyHistory history) {
-        Map<String, Object> out = Json.object();
-        out.put("key", history.key());
-        out.put("path", history.path());
-        out.put("state", history.state());
-        out.put("scopes", history.scopes().size());
-        Map<String, Object> record = history.record() == null ? Map.of() : history.record();
-        out.put("provider", record.get("provider"));
-        out.put("identity", record.get("identity"));
-        out.put("destination", record.get("destination"));
-        out.put("sha256", record.get("sha256"));
-        out.put("created", record.get("created"));
-        return out;
-    }
-
-    private static List<String> children(CuratorFramework client, String path) throws Exception {
-        try {
-            List<String> names = new ArrayList<>(client.getChildren().forPath(path));
-            names.sort(null);
-            return names;
-        } catch (KeeperException.NoNodeException e) {
-            return List.of();
         }
     }
 }

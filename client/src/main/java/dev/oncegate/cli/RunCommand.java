@@ -13,7 +13,6 @@ import dev.oncegate.Decision;
 import dev.oncegate.EffectKey;
 import dev.oncegate.Outcome;
 import dev.oncegate.Gate;
-import org.apache.zookeeper.client.ZKClientConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -84,8 +83,7 @@ final class RunCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         String namespace = common.namespace();
-        String connect = connection.connect();
-        ZKClientConfig clientConfig = connection.zkClientConfig();
+        ZooKeeperConnection.Settings settings = connection.settings();
         EffectKey key = effect.resolve(spec);
         validate();
         ChildCommand action = new ChildCommand(command, notSentExit, timeout);
@@ -93,13 +91,13 @@ final class RunCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(shutdown.hook);
         Map<String, Object> result = null;
         int code = ExitCode.STOP_UNAVAILABLE;
-        try (ZooKeeperConnection zk = ZooKeeperConnection.open(connect, connection.connectTimeout, clientConfig);
-             Gate gate = zk.gate(namespace, state, b -> {
+        try (ZooKeeperConnection zk = ZooKeeperConnection.open(settings, namespace);
+             Gate gate = zk.gate(state, b -> {
                  if (taskId != null) {
                      b.taskId(taskId);
                  }
              });
-             Attempt attempt = gate.enter(key, wait)) {
+             Attempt attempt = enter(zk, gate, key)) {
             Decision decision = attempt.decision();
             if (decision instanceof Decision.Stop stop) {
                 result = stopResult(key, stop);
@@ -125,6 +123,12 @@ final class RunCommand implements Callable<Integer> {
             shutdown.done(code);
         }
         return code;
+    }
+
+    /** Learns the namespace's roles first (for the ACLs of the election nodes Curator creates), then enters. */
+    private Attempt enter(ZooKeeperConnection zk, Gate gate, EffectKey key) throws InterruptedException {
+        zk.learnRoles();
+        return gate.enter(key, wait);
     }
 
     /** Checks what picocli cannot: everything before any connection. */

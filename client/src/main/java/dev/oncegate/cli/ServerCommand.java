@@ -141,8 +141,8 @@ final class ServerCommand implements Callable<Integer> {
                         + " `oncegate init --connect " + connect + " --namespace " + namespace + "`";
                 System.err.println("oncegate server: not initialising: " + refused);
             } else {
-                try (ZooKeeperConnection zk = ZooKeeperConnection.connected(connect, START_TIMEOUT)) {
-                    initialized = Gate.initialize(zk.client(), namespace, state.marks(connect)).created();
+                try (ZooKeeperConnection zk = ZooKeeperConnection.connected(ZooKeeperConnection.Settings.plain(connect, START_TIMEOUT), namespace)) {
+                    initialized = Gate.initialize(zk.client(), namespace, null, state.marks(connect)).created();
                 }
             }
         }

@@ -23,7 +23,7 @@ class AuthorizeAndListIT extends CliFixture {
         assertThat(auth.stdoutJson().get("created").asBoolean()).isTrue();
         assertThat(auth.stdoutJson().get("status").asText()).isEqualTo("unused");
         assertThat(new String(curator.getData().forPath(authPath)))
-                .as("the zkCli recipe's fields, and who ran it").startsWith("{\"v\":1,\"by\":\"ops@example\",\"reason\":\"customer lost the file\",");
+                .as("the zkCli recipe's fields, and who ran it").startsWith("{\"v\":2,\"by\":\"ops@example\",\"reason\":\"customer lost the file\",\"actor\":{\"task\":\"oncegate\",");
 
         Cli.Result second = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(),
                 "--by", "ops@example", "--reason", "again");

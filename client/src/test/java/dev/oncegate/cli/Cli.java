@@ -30,11 +30,21 @@ final class Cli {
 
     private final Path dir;
     private final Map<String, String> env;
+    private final Path launcher;
 
     /** A CLI whose processes run in {@code dir} with extra environment {@code env}. */
     Cli(Path dir, Map<String, String> env) {
+        this(dir, env, null);
+    }
+
+    /**
+     * A CLI started by {@code launcher} (the distribution's {@code bin/oncegate}, say) instead of
+     * {@code java -jar oncegate.jar}; null for the latter.
+     */
+    Cli(Path dir, Map<String, String> env, Path launcher) {
         this.dir = dir;
         this.env = env;
+        this.launcher = launcher;
     }
 
     static Path jar() {
@@ -59,12 +69,16 @@ final class Cli {
     /** Starts without waiting. */
     Running start(String... args) {
         List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.add("-XX:TieredStopAtLevel=1");
-        command.add("-XX:+UseSerialGC");
-        command.add("-Djava.net.preferIPv4Stack=true");
-        command.add("-jar");
-        command.add(jar().toString());
+        if (launcher != null) {
+            command.add(launcher.toString());
+        } else {
+            command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+            command.add("-XX:TieredStopAtLevel=1");
+            command.add("-XX:+UseSerialGC");
+            command.add("-Djava.net.preferIPv4Stack=true");
+            command.add("-jar");
+            command.add(jar().toString());
+        }
         command.addAll(List.of(args));
         try {
             Path out = Files.createTempFile(dir, "stdout-", ".txt");

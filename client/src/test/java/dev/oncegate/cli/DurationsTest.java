@@ -15,13 +15,14 @@ class DurationsTest {
 
     @ParameterizedTest
     @CsvSource({"250ms,250", "30s,30000", "5m,300000", "1h,3600000", "0,0", "15,15000", "1.5,1500",
+            "1m30s,90000", "2h,7200000", "1d,86400000", "1d2h3m4s5ms,93784005", "1.5h,5400000",
             "1.5s,1500", "PT30S,30000", "PT0.25S,250", "pt1m,60000"})
     void parse_acceptedForms_giveTheDuration(String text, long millis) {
         assertThat(Durations.parse(text)).isEqualTo(Duration.ofMillis(millis));
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", " ", "abc", "5x", "s", "-1s", "-5", "PT-1S", "-PT1S", "1.s", "ms", "1 s"})
+    @ValueSource(strings = {"", " ", "abc", "5x", "s", "-1s", "-5", "PT-1S", "-PT1S", "1.s", "ms", "1 s", "30s1m", "1m1m", "1h 30m", "1d-1h"})
     void parse_malformedOrNegative_isRefused(String text) {
         assertThatThrownBy(() -> Durations.parse(text)).isInstanceOf(CommandLine.TypeConversionException.class);
     }

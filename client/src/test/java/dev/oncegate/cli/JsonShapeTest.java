@@ -6,6 +6,8 @@ import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oncegate.Crossing;
+import dev.oncegate.ScopeState;
+import dev.oncegate.Actor;
 import dev.oncegate.Decision;
 import dev.oncegate.Evidence;
 import dev.oncegate.FencingToken;
@@ -21,24 +23,41 @@ class JsonShapeTest {
 
     @Test
     void inspect_rendersEveryDocumentedField() throws Exception {
-        KeyHistory history = new KeyHistory("k", "/oncegate/keys/k", true, Map.of("provider", "slack"), "sent_verified",
-                List.of(new KeyHistory.ScopeHistory(0, "sent_verified", 2, 42L, Map.of("opened", "initial"),
-                        Map.of("token", 1), Map.of("outcome", "sent_verified"))),
-                List.of(new KeyHistory.AuthorizationRecord("after-0", Map.of("by", "ops", "reason", "resend"), 0, -1, "unused")),
+        Instant at = Instant.parse("2026-01-02T03:04:05Z");
+        Actor actor = new Actor("task-1", "host-a", 42, "1f", "0011223344556677");
+        FencingToken token = new FencingToken(2, 42L);
+        KeyHistory history = new KeyHistory("k", "/oncegate/keys/k", true,
+                new KeyHistory.KeyRecord("slack", "stable", "C1", "ab", at),
+                List.of(new KeyHistory.Scope(0, "/oncegate/keys/k/0", ScopeState.SENT_VERIFIED, 2, 42L, "initial", at,
+                        new KeyHistory.Lease(actor, "/oncegate/keys/k/0/latch/n", at, new KeyHistory.Takeover("lapsed", null)),
+                        new KeyHistory.Armed(actor, token, List.of("picker"), at),
+                        new KeyHistory.OutcomeRecord(Outcome.SENT_VERIFIED, "exit 0", actor, token, at), null)),
+                List.of(new KeyHistory.Authorization("after-0", "/oncegate/keys/k/authorizations/after-0", 0,
+                        KeyHistory.AuthorizationStatus.UNUSED, "ops", "resend", at, null, -1)),
+                List.of(new KeyHistory.Unreadable("/oncegate/keys/k/1", new byte[] {(byte) 0xff, 'x'}, "not UTF-8", "fix it")),
+                "a new attempt would stop sent",
                 "create /oncegate/keys/k/authorizations/after-0 '{\"by\":\"<you>\",\"reason\":\"<why>\"}'");
 
-        JsonNode json = Cli.JSON.readTree(Json.line(InspectCommand.render(history)));
+        JsonNode json = Cli.JSON.readTree(Json.line(Render.history(history)));
 
-        assertThat(json.fieldNames()).toIterable()
-                .containsExactly("key", "path", "exists", "record", "state", "authorize_command", "scopes", "authorizations");
+        assertThat(json.fieldNames()).toIterable().containsExactly("key", "path", "exists", "state", "readable",
+                "next_attempt", "authorize_command", "record", "scopes", "authorizations", "unreadable");
         assertThat(json.get("authorize_command").asText()).startsWith("create /oncegate/keys/k/authorizations/after-0 ");
-        assertThat(json.get("scopes").get(0).fieldNames()).toIterable()
-                .containsExactly("scope", "state", "version", "mzxid", "data", "armed", "outcome");
-        assertThat(json.get("scopes").get(0).get("mzxid").asLong()).isEqualTo(42L);
+        JsonNode scope = json.get("scopes").get(0);
+        assertThat(scope.fieldNames()).toIterable().containsExactly("scope", "path", "state", "version", "mzxid", "opened",
+                "opened_at", "lease", "armed", "outcome", "reconciliation");
+        assertThat(scope.get("mzxid").asLong()).isEqualTo(42L);
+        assertThat(scope.get("armed").get("zxid").asLong()).as("zxids are decimal everywhere").isEqualTo(42L);
+        assertThat(scope.get("lease").get("expires").asText()).as("times are ISO-8601").isEqualTo("2026-01-02T03:04:05Z");
+        assertThat(scope.get("lease").get("holder").fieldNames()).toIterable()
+                .containsExactly("task", "host", "pid", "session", "attempt");
         assertThat(json.get("authorizations").get(0).fieldNames()).toIterable()
-                .containsExactly("name", "after", "status", "record", "used_by");
+                .containsExactly("name", "path", "after", "status", "by", "reason", "at", "actor", "used_by");
         assertThat(json.get("authorizations").get(0).get("used_by").isNull()).isTrue();
         assertThat(json.get("authorizations").get(0).get("status").asText()).isEqualTo("unused");
+        JsonNode unreadable = json.get("unreadable").get(0);
+        assertThat(unreadable.get("raw").isNull()).as("not UTF-8: shown as base64").isTrue();
+        assertThat(unreadable.get("raw_base64").asText()).isEqualTo("/3g=");
     }
 
     @Test

@@ -7,13 +7,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** Files of this repository, found from the module's working directory (surefire runs tests there). */
-final class RepoFiles {
+public final class RepoFiles {
 
     private RepoFiles() {
     }
 
     /** The repository root: the nearest ancestor holding both {@code pom.xml} and {@code deploy/}. */
-    static Path root() {
+    public static Path root() {
         Path dir = Path.of("").toAbsolutePath();
         while (dir != null) {
             if (Files.isRegularFile(dir.resolve("pom.xml")) && Files.isDirectory(dir.resolve("deploy"))) {
@@ -24,7 +24,7 @@ final class RepoFiles {
         throw new IllegalStateException("no repository root (pom.xml and deploy/) above " + Path.of("").toAbsolutePath());
     }
 
-    static Path path(String relative) {
+    public static Path path(String relative) {
         Path path = root().resolve(relative);
         if (!Files.exists(path)) {
             throw new IllegalStateException(relative + " does not exist under " + root());
@@ -32,7 +32,7 @@ final class RepoFiles {
         return path;
     }
 
-    static String read(String relative) {
+    public static String read(String relative) {
         try {
             return Files.readString(path(relative), StandardCharsets.UTF_8);
         } catch (IOException e) {

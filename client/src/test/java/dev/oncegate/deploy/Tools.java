@@ -15,17 +15,17 @@ import org.junit.jupiter.api.Assumptions;
  * {@code .ci/run} passes) a missing tool fails the test; on a developer's machine the test is
  * skipped with a message that says how to install it.
  */
-final class Tools {
+public final class Tools {
 
     private Tools() {
     }
 
-    static boolean required() {
+    public static boolean required() {
         return "true".equalsIgnoreCase(System.getenv("CI")) || Boolean.getBoolean("oncegate.require-tools");
     }
 
     /** The tool's path on PATH; fails (CI) or skips (elsewhere) when it is missing. */
-    static Path require(String tool, String install) {
+    public static Path require(String tool, String install) {
         Optional<Path> found = find(tool);
         if (found.isPresent()) {
             return found.get();

@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.TreeMap;
 
 import dev.oncegate.KeyHistory;
+import dev.oncegate.ScopeState;
 
 /**
  * Checks a recorded history against the at-most-once rules: the provider's ledger (what was
@@ -81,26 +82,28 @@ public final class AtMostOnceChecker {
                 outcomes.merge("absent", 1, Integer::sum);
                 continue;
             }
+            for (KeyHistory.Unreadable u : h.unreadable()) {
+                violations.add(h.key() + ": unreadable record " + u.path() + " (" + u.problem() + ")");
+            }
             boolean consumed = false;
-            for (KeyHistory.ScopeHistory scope : h.scopes()) {
+            for (KeyHistory.Scope scope : h.scopes()) {
                 int crossed = scopes.getOrDefault(scope.scope(), List.of()).size();
                 if (crossed > 1) {
                     violations.add(h.key() + " scope " + scope.scope() + ": crossed " + crossed + " times");
                 }
-                boolean authorized = String.valueOf(scope.data().get("opened")).startsWith("after-");
+                boolean authorized = String.valueOf(scope.opened()).startsWith("after-");
                 if (consumed && !authorized && crossed > 0) {
                     violations.add(h.key() + " scope " + scope.scope() + ": delivered after a consuming outcome without authorization");
                 }
                 if (crossed > 0 && scope.armed() == null) {
                     violations.add(h.key() + " scope " + scope.scope() + ": delivered but never armed");
                 }
-                if ("sent_verified".equals(scope.state()) && crossed == 0) {
+                if (scope.state() == ScopeState.SENT_VERIFIED && scope.reconciliation() == null && crossed == 0) {
                     violations.add(h.key() + " scope " + scope.scope() + ": sent_verified without a delivery");
                 }
-                if ("sent_verified".equals(scope.state()) || "send_status_unknown".equals(scope.state())
-                        || "armed".equals(scope.state())) {
+                if (scope.state() != null && scope.state().consumed()) {
                     consumed = true;
-                } else if ("not_sent".equals(scope.state())) {
+                } else if (scope.state() == ScopeState.NOT_SENT) {
                     consumed = false;
                 }
             }
@@ -109,9 +112,10 @@ public final class AtMostOnceChecker {
                     violations.add(h.key() + " scope " + s + ": delivered in a scope ZooKeeper does not know");
                 }
             }
-            String state = h.state();
+            ScopeState latest = h.state();
+            String state = latest == null ? "unreadable" : latest.wireName();
             outcomes.merge(state, 1, Integer::sum);
-            boolean decided = state.equals("sent_verified") || state.equals("send_status_unknown") || state.equals("armed");
+            boolean decided = latest != null && latest.consumed();
             if (!decided) {
                 undecided++;
                 if (requireDecided) {

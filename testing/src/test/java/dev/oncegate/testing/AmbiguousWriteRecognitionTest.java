@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Map;
@@ -55,7 +56,7 @@ class AmbiguousWriteRecognitionTest {
         // and delivers exactly once
         assertThat(crossing).isInstanceOf(Crossing.Crossed.class);
         assertThat(zk.provider().deliveries()).isEqualTo(1);
-        assertThat(a.gate().inspect(zk.key().key()).state()).isEqualTo("sent_verified");
+        assertThat(a.gate().inspect(zk.key().key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 
     @Test
@@ -78,9 +79,8 @@ class AmbiguousWriteRecognitionTest {
         });
         assertThat(zk.provider().deliveries()).isEqualTo(1);
         KeyHistory history = a.gate().inspect(zk.key().key());
-        assertThat(history.state()).isEqualTo("sent_verified");
-        Map<String, Object> outcome = history.scopes().get(0).outcome();
-        assertThat(attemptOf(outcome, "by")).isEqualTo(attemptOf(history.scopes().get(0).armed(), "by"));
+        assertThat(history.state()).isEqualTo(ScopeState.SENT_VERIFIED);
+        assertThat(history.scopes().get(0).outcome().by().attempt()).isEqualTo(history.scopes().get(0).armed().by().attempt());
     }
 
     @Test
@@ -103,7 +103,7 @@ class AmbiguousWriteRecognitionTest {
         KeyHistory history = a.gate().inspect(zk.key().key());
         assertThat(history.scopes()).hasSize(2);
         assertThat(Scenarios.outcomeOf(history, 0)).isEqualTo("not_sent");
-        assertThat(history.state()).isEqualTo("open");
+        assertThat(history.state()).isEqualTo(ScopeState.OPEN);
 
         // and the next contender proceeds there and delivers exactly once
         try (Worker b = zk.newWorker("task-b");

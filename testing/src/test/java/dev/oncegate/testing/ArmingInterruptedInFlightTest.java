@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.Future;
@@ -56,7 +57,7 @@ class ArmingInterruptedInFlightTest {
         assertThat(stillInterrupted).isTrue();
         assertThat(zk.provider().deliveries()).isZero();
         KeyHistory history = a.gate().inspect(zk.key().key());
-        assertThat(history.scopes()).extracting(KeyHistory.ScopeHistory::state).containsExactly("not_sent", "open");
+        assertThat(history.scopes()).extracting(KeyHistory.Scope::state).containsExactly(ScopeState.NOT_SENT, ScopeState.OPEN);
         assertThat(history.scopes().get(0).armed()).isNotNull();
         // and the next contender delivers in scope 1
         try (Attempt b = zk.newGate("task-b").enter(zk.key())) {

@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.atomic.AtomicInteger;
@@ -59,9 +60,9 @@ class ArmingUnderConnectionLossTest {
 
         // and the write did happen: the scope is armed, with A's token, and no outcome
         KeyHistory history = b.gate().inspect(zk.key().key());
-        assertThat(history.state()).isEqualTo("armed");
+        assertThat(history.state()).isEqualTo(ScopeState.ARMED);
         assertThat(history.scopes().get(0).armed()).isNotNull();
-        assertThat(history.scopes().get(0).armed().get("by")).asString().contains("task-a");
+        assertThat(history.scopes().get(0).armed().by().task()).contains("task-a");
         assertThat(history.scopes().get(0).outcome()).isNull();
 
         // and the next contender stops unknown, for good
@@ -80,6 +81,6 @@ class ArmingUnderConnectionLossTest {
             assertThat(attempt.cross(zk.provider().verified())).isInstanceOf(Crossing.Crossed.class);
         }
         assertThat(zk.provider().deliveries()).isEqualTo(1);
-        assertThat(b.gate().inspect(zk.key().key()).state()).isEqualTo("sent_verified");
+        assertThat(b.gate().inspect(zk.key().key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 }

@@ -1,5 +1,7 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.Operator;
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
@@ -87,7 +89,7 @@ class AuthorizationBindingTest {
         assertThat(history.authorizations()).singleElement().satisfies(auth -> {
             assertThat(auth.name()).isEqualTo("after-0");
             assertThat(auth.usedBy()).isEqualTo(-1);
-            assertThat(auth.status()).isEqualTo("stale");
+            assertThat(auth.status()).isEqualTo(KeyHistory.AuthorizationStatus.STALE);
         });
     }
 
@@ -109,8 +111,8 @@ class AuthorizationBindingTest {
         assertThat(c).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isEqualTo(1));
         assertThat(first).isInstanceOfSatisfying(Crossing.Crossed.class, x -> assertThat(x.recorded()).isTrue());
         KeyHistory history = a.gate().inspect(zk.key().key());
-        assertThat(history.scopes()).extracting(KeyHistory.ScopeHistory::state).containsExactly("not_sent", "sent_verified");
-        assertThat(history.authorizations()).singleElement().satisfies(auth -> assertThat(auth.status()).isEqualTo("used"));
+        assertThat(history.scopes()).extracting(KeyHistory.Scope::state).containsExactly(ScopeState.NOT_SENT, ScopeState.SENT_VERIFIED);
+        assertThat(history.authorizations()).singleElement().satisfies(auth -> assertThat(auth.status()).isEqualTo(KeyHistory.AuthorizationStatus.USED));
         // and nobody delivers again
         assertThat(enterAndDeliver(zk.newGate("task-d"))).isInstanceOf(Decision.StopSent.class);
         assertThat(zk.provider().deliveries()).isEqualTo(1);
@@ -136,9 +138,9 @@ class AuthorizationBindingTest {
         assertThat(zk.provider().deliveries()).isEqualTo(2);
         KeyHistory history = a.gate().inspect(zk.key().key());
         assertThat(history.scopes()).hasSize(2);
-        assertThat(history.authorizations()).extracting(KeyHistory.AuthorizationRecord::name, KeyHistory.AuthorizationRecord::status)
-                .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("after-0", "used"),
-                        org.assertj.core.groups.Tuple.tuple("auth-0000000001", "ignored"));
+        assertThat(history.authorizations()).extracting(KeyHistory.Authorization::name, KeyHistory.Authorization::status)
+                .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("after-0", KeyHistory.AuthorizationStatus.USED),
+                        org.assertj.core.groups.Tuple.tuple("auth-0000000001", KeyHistory.AuthorizationStatus.IGNORED));
     }
 
     @Test
@@ -174,7 +176,7 @@ class AuthorizationBindingTest {
         assertThat(late).isInstanceOf(Decision.StopSent.class);
         assertThat(zk.provider().deliveries()).isEqualTo(1);
         assertThat(a.gate().inspect(zk.key().key()).authorizations()).singleElement()
-                .satisfies(auth -> assertThat(auth.status()).isEqualTo("premature"));
+                .satisfies(auth -> assertThat(auth.status()).isEqualTo(KeyHistory.AuthorizationStatus.PREMATURE));
     }
 
     @Test
@@ -184,15 +186,15 @@ class AuthorizationBindingTest {
         // When two operators (two sessions) authorize at the same moment
         Gate alice = zk.newGate("alice");
         Gate bob = zk.newGate("bob");
-        List<Gate.Authorization> results = Race.together(
-                () -> alice.authorize(zk.key().key(), "alice", "resend to the customer"),
-                () -> bob.authorize(zk.key().key(), "bob", "resend too"));
+        List<Operator.Authorized> results = Race.together(
+                () -> alice.operator().authorize(zk.key().key(), "alice", "resend to the customer"),
+                () -> bob.operator().authorize(zk.key().key(), "bob", "resend too"));
 
         // Then one record was written, the other operator was told about it
-        assertThat(results).filteredOn(Gate.Authorization::created).hasSize(1);
+        assertThat(results).filteredOn(Operator.Authorized::created).hasSize(1);
         assertThat(results).allSatisfy(r -> {
             assertThat(r.path()).isEqualTo(zk.keyPath() + "/authorizations/after-0");
-            assertThat(r.status()).isEqualTo("unused");
+            assertThat(r.status()).isEqualTo(KeyHistory.AuthorizationStatus.UNUSED);
         });
         assertThat(results.get(0).by()).isEqualTo(results.get(1).by());
         assertThat(a.client().getChildren().forPath(zk.keyPath() + "/authorizations")).containsExactly("after-0");
@@ -205,7 +207,7 @@ class AuthorizationBindingTest {
     @Test
     void authorize_refusesAKeyThatIsNotConsumed_andWritesNothing() throws Exception {
         Gate gate = zk.newGate("ops");
-        assertThatThrownBy(() -> gate.authorize(zk.key().key(), "ops", "why")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> gate.operator().authorize(zk.key().key(), "ops", "why")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("does not exist");
         try (Attempt attempt = gate.enter(zk.key())) {
             BoundaryAction never = ctx -> {
@@ -213,7 +215,7 @@ class AuthorizationBindingTest {
             };
             attempt.cross(never);
         }
-        assertThatThrownBy(() -> gate.authorize(zk.key().key(), "ops", "why")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> gate.operator().authorize(zk.key().key(), "ops", "why")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("not consumed");
         assertThat(zk.newClient().getChildren().forPath(zk.keyPath() + "/authorizations")).isEmpty();
     }

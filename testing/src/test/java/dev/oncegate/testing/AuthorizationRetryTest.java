@@ -1,5 +1,7 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.KeyHistory;
+import dev.oncegate.Operator;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.oncegate.Attempt;
@@ -28,12 +30,12 @@ class AuthorizationRetryTest {
         AmbiguousWriteCnxnFactory.dropNextCreate("/authorizations/after-0");
 
         // When an operator authorizes once
-        Gate.Authorization done = ops.authorize(zk.key().key(), "alice", "customer says nothing arrived");
+        Operator.Authorized done = ops.operator().authorize(zk.key().key(), "alice", "customer says nothing arrived");
 
         // Then the retried create recognised its own record: created, one record, one redelivery
         assertThat(AmbiguousWriteCnxnFactory.dropped()).isEqualTo(dropped + 1);
         assertThat(done.created()).isTrue();
-        assertThat(done.status()).isEqualTo("unused");
+        assertThat(done.status()).isEqualTo(KeyHistory.AuthorizationStatus.UNUSED);
         assertThat(zk.newClient().getChildren().forPath(zk.keyPath() + "/authorizations")).containsExactly("after-0");
         int proceeded = 0;
         for (int i = 0; i < 3; i++) {

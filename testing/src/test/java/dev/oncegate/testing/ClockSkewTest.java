@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Clock;
@@ -45,7 +46,7 @@ class ClockSkewTest {
         assertThat(crossingB).isInstanceOf(Crossing.Crossed.class);
         assertThat(zk.provider().deliveries()).isEqualTo(1);
         assertThat(zk.provider().ledger().get(0).taskId()).isEqualTo("task-b");
-        assertThat(a.gate().inspect(zk.key().key()).state()).isEqualTo("sent_verified");
+        assertThat(a.gate().inspect(zk.key().key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 
     @Test
@@ -66,6 +67,6 @@ class ClockSkewTest {
         assertThat(crossingA.releaseAndAwait(Timing.EVENTUALLY)).isInstanceOf(Crossing.Crossed.class);
         assertThat(zk.provider().deliveries()).isEqualTo(1);
         KeyHistory history = a.gate().inspect(zk.key().key());
-        assertThat(history.state()).isEqualTo("sent_verified");
+        assertThat(history.state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 }

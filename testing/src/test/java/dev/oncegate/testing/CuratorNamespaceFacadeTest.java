@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.Future;
@@ -54,6 +55,6 @@ class CuratorNamespaceFacadeTest {
         try (Attempt late = gateB.enter(zk.key())) {
             assertThat(late.decision()).isInstanceOf(Decision.StopSent.class);
         }
-        assertThat(gateB.inspect(zk.key().key()).state()).isEqualTo("sent_verified");
+        assertThat(gateB.inspect(zk.key().key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 }

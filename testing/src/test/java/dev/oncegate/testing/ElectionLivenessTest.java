@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.Future;
@@ -33,7 +34,7 @@ class ElectionLivenessTest {
         try (Attempt attemptB = taker.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
             assertThat(attemptB.decision().proceeds()).isTrue();
         }
-        assertThat(b.gate().inspect(zk.key().key()).state()).isEqualTo("open");
+        assertThat(b.gate().inspect(zk.key().key()).state()).isEqualTo(ScopeState.OPEN);
 
         // When C enters and is willing to wait several lease TTLs
         Worker c = zk.newWorker("task-c", builder -> builder.leaseTtl(Timing.SHORT_LEASE));
@@ -43,6 +44,6 @@ class ElectionLivenessTest {
             assertThat(attemptC.cross(zk.provider().verified())).isInstanceOf(Crossing.Crossed.class);
         }
         assertThat(zk.provider().deliveries()).isEqualTo(1);
-        assertThat(c.gate().inspect(zk.key().key()).state()).isEqualTo("sent_verified");
+        assertThat(c.gate().inspect(zk.key().key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 }

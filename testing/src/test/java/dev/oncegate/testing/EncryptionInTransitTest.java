@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
@@ -82,7 +83,7 @@ class EncryptionInTransitTest {
             assertThat(provider.ledger().get(0).taskId()).isEqualTo("tls-a");
             assertThat(second).isInstanceOfSatisfying(Decision.StopSent.class,
                     stop -> assertThat(stop.reason()).isEqualTo(StopReason.SENT_VERIFIED));
-            assertThat(b.inspect(key.key()).state()).isEqualTo("sent_verified");
+            assertThat(b.inspect(key.key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -48,7 +49,7 @@ class ExecutorCrashTest {
         assertThat(zk.provider().deliveries()).isEqualTo(1);
         assertThat(zk.provider().ledger().get(0).taskId()).isEqualTo("task-b");
         KeyHistory history = b.gate().inspect(zk.key().key());
-        assertThat(history.state()).isEqualTo("sent_verified");
+        assertThat(history.state()).isEqualTo(ScopeState.SENT_VERIFIED);
         assertThat(history.scopes()).hasSize(1);
     }
 
@@ -84,7 +85,7 @@ class ExecutorCrashTest {
         assertThat(zk.provider().deliveries()).isEqualTo(1);
         Worker later = zk.newWorker("task-later");
         KeyHistory history = later.gate().inspect(zk.key().key());
-        assertThat(history.state()).isEqualTo("armed");
+        assertThat(history.state()).isEqualTo(ScopeState.ARMED);
         assertThat(history.scopes().get(0).outcome()).isNull();
         try (Attempt attempt = later.gate().enter(zk.key())) {
             assertThat(attempt.decision()).isInstanceOf(Decision.StopUnknown.class);

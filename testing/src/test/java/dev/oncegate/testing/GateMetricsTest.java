@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.Future;
@@ -117,7 +118,7 @@ class GateMetricsTest {
             assertThat(active()).isEqualTo(1.0);
             assertThat(registry.find("oncegate.executors.active").tag("zk_namespace", zk.namespace()).gauges()).hasSize(2);
         }
-        assertThat(first.gate().inspect(zk.key().key()).state()).isEqualTo("open");
+        assertThat(first.gate().inspect(zk.key().key()).state()).isEqualTo(ScopeState.OPEN);
         assertThat(zk.provider().deliveries()).isZero();
     }
 }

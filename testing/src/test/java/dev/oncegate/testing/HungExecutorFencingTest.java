@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -81,8 +82,8 @@ class HungExecutorFencingTest {
         assertThat(delivered.zxid()).isGreaterThan(tokenA.zxid());
         assertThat(tokenB.zxid()).isGreaterThan(tokenA.zxid());
         KeyHistory history = b.gate().inspect(zk.key().key());
-        assertThat(history.state()).isEqualTo("sent_verified");
-        assertThat(history.scopes().get(0).armed().get("by")).asString().contains("task-b");
+        assertThat(history.state()).isEqualTo(ScopeState.SENT_VERIFIED);
+        assertThat(history.scopes().get(0).armed().by().task()).contains("task-b");
     }
 
     @Test
@@ -128,7 +129,7 @@ class HungExecutorFencingTest {
         assertThat(attemptA.cross(zk.provider().verified())).isInstanceOf(Crossing.Crossed.class);
         assertThat(zk.provider().deliveries()).isEqualTo(1);
         assertThat(zk.provider().ledger().get(0).taskId()).isEqualTo("task-a");
-        assertThat(b.gate().inspect(zk.key().key()).scopes().get(0).armed().get("checkpoints")).asList().hasSize(renewals);
+        assertThat(b.gate().inspect(zk.key().key()).scopes().get(0).armed().checkpoints()).hasSize(renewals);
     }
 
     @Test
@@ -138,7 +139,7 @@ class HungExecutorFencingTest {
         assertThat(attemptB.cross(zk.provider().rejects("HTTP 400 before upload"))).isInstanceOf(Crossing.Crossed.class);
         KeyHistory history = b.gate().inspect(zk.key().key());
         assertThat(Scenarios.outcomeOf(history, 0)).isEqualTo("not_sent");
-        assertThat(history.state()).isEqualTo("open");
+        assertThat(history.state()).isEqualTo(ScopeState.OPEN);
 
         // When A wakes up and passes a checkpoint
         Decision checkpoint = attemptA.checkpoint("after-wake");

@@ -55,12 +55,12 @@ class InformedRedeliveryTest {
         KeyHistory history = first.gate().inspect(zk.key().key());
         assertThat(Scenarios.outcomes(history)).containsExactly("send_status_unknown", "sent_verified");
         String authName = auth.substring(auth.lastIndexOf('/') + 1);
-        assertThat(history.scopes().get(1).data()).containsEntry("opened", authName);
+        assertThat(history.scopes().get(1).opened()).isEqualTo(authName);
         assertThat(history.authorizations()).singleElement().satisfies(a -> {
             assertThat(a.name()).isEqualTo(authName);
             assertThat(a.usedBy()).isEqualTo(1);
-            assertThat(a.status()).isEqualTo("used");
-            assertThat(a.record()).containsEntry("by", "alice");
+            assertThat(a.status()).isEqualTo(KeyHistory.AuthorizationStatus.USED);
+            assertThat(a.by()).isEqualTo("alice");
         });
 
         // and the authorization is used up: later contenders stop

@@ -41,8 +41,7 @@ class InterruptBeforeArmingTest {
         // and the scope is neither armed nor leased: the next contender proceeds without waiting
         String scope0 = zk.keyPath() + "/0";
         assertThat(Scenarios.armedNode(a.client(), scope0)).isNull();
-        Map<String, Object> data = a.gate().inspect(zk.key().key()).scopes().get(0).data();
-        assertThat(data.get("holder")).isNull();
+        assertThat(a.gate().inspect(zk.key().key()).scopes().get(0).lease()).isNull();
         try (Attempt b = zk.newGate("task-b").enter(zk.key())) {
             assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isZero());
             b.cross(zk.provider().verified());

@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -51,10 +52,10 @@ class LeaderFailoverTest {
         }
         assertThat(zk.provider().deliveries()).isLessThanOrEqualTo(1);
         KeyHistory history = observer.gate().inspect(zk.key().key());
-        if (history.state().equals("sent_verified")) {
+        if (history.state() == ScopeState.SENT_VERIFIED) {
             assertThat(zk.provider().deliveries()).isEqualTo(1);
         }
-        assertThat(history.state()).isIn("sent_verified", "armed", "send_status_unknown");
+        assertThat(history.state()).isIn(ScopeState.SENT_VERIFIED, ScopeState.ARMED, ScopeState.SEND_STATUS_UNKNOWN);
         // and a late contender never proceeds again
         try (Attempt late = worker("task-late").gate().enter(zk.key())) {
             assertThat(late.decision().proceeds()).isFalse();
@@ -130,6 +131,6 @@ class LeaderFailoverTest {
             }
         }
         assertThat(zk.provider().deliveries()).isEqualTo(1);
-        assertThat(a.gate().inspect(zk.key().key()).state()).isEqualTo("sent_verified");
+        assertThat(a.gate().inspect(zk.key().key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 }

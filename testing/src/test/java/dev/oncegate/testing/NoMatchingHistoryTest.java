@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Map;
@@ -42,19 +43,18 @@ class NoMatchingHistoryTest {
             assertThat(c.detail()).isEqualTo(zk.provider().ledger().get(0).receipt());
         });
         KeyHistory history = worker.gate().inspect(zk.key().key());
-        assertThat(history.state()).isEqualTo("sent_verified");
+        assertThat(history.state()).isEqualTo(ScopeState.SENT_VERIFIED);
         assertThat(history.scopes()).hasSize(1);
-        KeyHistory.ScopeHistory scope0 = history.scopes().get(0);
-        assertThat(scope0.outcome()).containsEntry("outcome", "sent_verified");
+        KeyHistory.Scope scope0 = history.scopes().get(0);
+        assertThat(scope0.outcome().outcome()).isEqualTo(Outcome.SENT_VERIFIED);
         assertThat(scope0.armed()).isNotNull();
-        assertThat(scope0.armed().get("checkpoints")).asList().containsExactly("picker-open");
-        assertThat(scope0.data()).containsEntry("armed", true);
-        @SuppressWarnings("unchecked")
-        Map<String, Object> by = (Map<String, Object>) scope0.outcome().get("by");
-        assertThat(by).containsEntry("task", "task-a");
-        assertThat(history.record()).containsEntry("sha256", zk.key().sha256()).containsEntry("provider", "slack");
+        assertThat(scope0.armed().checkpoints()).containsExactly("picker-open");
+        assertThat(scope0.armed()).isNotNull();
+        assertThat(scope0.outcome().by().task()).isEqualTo("task-a");
+        assertThat(history.record().sha256()).isEqualTo(zk.key().sha256());
+        assertThat(history.record().provider()).isEqualTo("slack");
         // the token the provider saw is the one the outcome records
-        assertThat(((Number) scope0.outcome().get("token")).intValue())
+        assertThat(scope0.outcome().token().version())
                 .isEqualTo(zk.provider().ledger().get(0).token().version());
         assertThat(Scenarios.exists(worker.client(), zk.keyPath() + "/0/outcome")).isTrue();
     }

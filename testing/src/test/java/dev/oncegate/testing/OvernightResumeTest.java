@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -39,7 +40,7 @@ class OvernightResumeTest {
                     s -> assertThat(s.evidence().task()).isEqualTo(TASK + "/sibling"));
         }
         assertThat(zk.provider().deliveries()).isEqualTo(1);
-        assertThat(resumed.gate().inspect(zk.key().key()).state()).isEqualTo("sent_verified");
+        assertThat(resumed.gate().inspect(zk.key().key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 
     @Test
@@ -58,7 +59,7 @@ class OvernightResumeTest {
                     s -> assertThat(s.reason()).isEqualTo(StopReason.SEND_STATUS_UNKNOWN));
         }
         assertThat(zk.provider().deliveries()).isEqualTo(1);
-        assertThat(resumed.gate().inspect(zk.key().key()).state()).isEqualTo("send_status_unknown");
+        assertThat(resumed.gate().inspect(zk.key().key()).state()).isEqualTo(ScopeState.SEND_STATUS_UNKNOWN);
     }
 
     @Test
@@ -79,7 +80,7 @@ class OvernightResumeTest {
         }
         assertThat(zk.provider().deliveries()).isZero();
         KeyHistory history = resumed.gate().inspect(zk.key().key());
-        assertThat(history.state()).isEqualTo("armed");
+        assertThat(history.state()).isEqualTo(ScopeState.ARMED);
         assertThat(history.scopes().get(0).armed()).isNotNull();
         stuck.close(); // never released: the sibling's action never delivers
     }
@@ -104,6 +105,6 @@ class OvernightResumeTest {
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(25));
         assertThat(crossing).isInstanceOf(Crossing.Crossed.class);
         assertThat(zk.provider().deliveries()).isEqualTo(1);
-        assertThat(resumed.gate().inspect(zk.key().key()).state()).isEqualTo("sent_verified");
+        assertThat(resumed.gate().inspect(zk.key().key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 }

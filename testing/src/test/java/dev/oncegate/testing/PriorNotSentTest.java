@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
@@ -45,8 +46,8 @@ class PriorNotSentTest {
         assertThat(zk.provider().ledger().get(0).scope()).isEqualTo(1);
         KeyHistory history = second.gate().inspect(zk.key().key());
         assertThat(Scenarios.outcomes(history)).containsExactly("not_sent", "sent_verified");
-        assertThat(history.scopes().get(1).data()).containsEntry("opened", "not_sent:0");
-        assertThat(history.state()).isEqualTo("sent_verified");
+        assertThat(history.scopes().get(1).opened()).isEqualTo("not_sent:0");
+        assertThat(history.state()).isEqualTo(ScopeState.SENT_VERIFIED);
 
         // and anyone after that stops: the key is consumed
         try (Attempt c = zk.newWorker("task-c").gate().enter(zk.key())) {

@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -49,7 +50,7 @@ class PriorSendStatusUnknownTest {
         }
         assertThat(zk.provider().deliveries()).isEqualTo(1);
         KeyHistory history = first.gate().inspect(zk.key().key());
-        assertThat(history.state()).isEqualTo("send_status_unknown");
+        assertThat(history.state()).isEqualTo(ScopeState.SEND_STATUS_UNKNOWN);
         assertThat(history.scopes()).hasSize(1);
         assertThat(Scenarios.outcomeOf(history, 0)).isEqualTo("send_status_unknown");
     }

@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.oncegate.ActionResult;
@@ -59,8 +60,8 @@ class RecreatedZnodeTest {
         assertThat(zk.provider().ledger()).singleElement().satisfies(d -> assertThat(d.taskId()).isEqualTo("task-b"));
         KeyHistory history = b.gate().inspect(zk.key().key());
         assertThat(history.scopes()).singleElement().satisfies(s -> {
-            assertThat(s.state()).isEqualTo("sent_verified");
-            assertThat(Scenarios.taskOf(s.outcome())).isEqualTo("task-b");
+            assertThat(s.state()).isEqualTo(ScopeState.SENT_VERIFIED);
+            assertThat(s.outcome().by().task()).isEqualTo("task-b");
         });
     }
 
@@ -105,9 +106,9 @@ class RecreatedZnodeTest {
         assertThat(zk.provider().ledger()).singleElement().satisfies(d -> assertThat(d.taskId()).isEqualTo("task-b"));
         KeyHistory history = run.gateB().inspect(zk.key().key());
         assertThat(history.scopes()).singleElement().satisfies(s -> {
-            assertThat(s.state()).isEqualTo("sent_verified");
-            assertThat(Scenarios.taskOf(s.outcome())).isEqualTo("task-b");
-            assertThat(Scenarios.taskOf(s.armed())).isEqualTo("task-b");
+            assertThat(s.state()).isEqualTo(ScopeState.SENT_VERIFIED);
+            assertThat(s.outcome().by().task()).isEqualTo("task-b");
+            assertThat(s.armed().by().task()).isEqualTo("task-b");
         });
     }
 
@@ -122,8 +123,8 @@ class RecreatedZnodeTest {
         assertThat(run.a()).isInstanceOfSatisfying(Crossing.Crossed.class, c -> assertThat(c.recorded()).isFalse());
         assertThat(run.b()).isInstanceOfSatisfying(Crossing.Crossed.class, c -> assertThat(c.recorded()).isTrue());
         assertThat(run.gateB().inspect(zk.key().key()).scopes()).singleElement().satisfies(s -> {
-            assertThat(Scenarios.taskOf(s.armed())).isEqualTo("task-b");
-            assertThat(Scenarios.taskOf(s.outcome())).isEqualTo("task-b");
+            assertThat(s.armed().by().task()).isEqualTo("task-b");
+            assertThat(s.outcome().by().task()).isEqualTo("task-b");
         });
         assertThat(zk.provider().ledger()).extracting(RecordingProvider.Delivery::taskId).containsExactly("task-a", "task-b");
     }

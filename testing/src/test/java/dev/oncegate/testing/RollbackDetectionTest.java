@@ -84,7 +84,7 @@ class RollbackDetectionTest {
                 assertThat(s.evidence().detail()).contains("restored from an older snapshot");
             });
             assertThat(Scenarios.armedNode(b.client(), zk.keyPath() + "/0")).isNull();
-            assertThat(b.gate().inspect(zk.key().key()).scopes().get(0).data().get("holder"))
+            assertThat(b.gate().inspect(zk.key().key()).scopes().get(0).lease())
                     .as("the lease it took was released").isNull();
         }
         assertThat(zk.provider().deliveriesOf(zk.key().key())).isEqualTo(1);

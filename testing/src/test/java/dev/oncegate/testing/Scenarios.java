@@ -42,8 +42,8 @@ final class Scenarios {
 
     /** The outcome name recorded for scope n, or null. */
     static String outcomeOf(KeyHistory history, int n) {
-        Map<String, Object> outcome = history.scopes().get(n).outcome();
-        return outcome == null ? null : (String) outcome.get("outcome");
+        KeyHistory.OutcomeRecord outcome = history.scopes().get(n).outcome();
+        return outcome == null ? null : outcome.outcome().wireName();
     }
 
     /** The outcome name recorded for each scope, in scope order (null for a scope without outcome). */
@@ -53,12 +53,6 @@ final class Scenarios {
             outcomes.add(outcomeOf(history, n));
         }
         return outcomes;
-    }
-
-    /** The task id in a record's {@code by} (an armed or outcome record as {@code inspect} gives it). */
-    @SuppressWarnings("unchecked")
-    static String taskOf(Map<String, Object> record) {
-        return record == null ? null : (String) ((Map<String, Object>) record.get("by")).get("task");
     }
 
     static void eventually(String what, BooleanSupplier condition) {

@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.Future;
@@ -56,7 +57,7 @@ class SessionExpiryTest {
         Attempt attemptB = zk.track(enteredB.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS));
         assertThat(attemptB.decision()).isInstanceOfAny(Decision.StopSent.class, Decision.StopUnavailable.class);
         assertThat(zk.provider().deliveries()).isEqualTo(1);
-        assertThat(a.gate().inspect(zk.key().key()).state()).isEqualTo("sent_verified");
+        assertThat(a.gate().inspect(zk.key().key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 
     @Test
@@ -106,7 +107,7 @@ class SessionExpiryTest {
         assertThat(zk.provider().deliveries()).isZero();
         KeyHistory history = a.gate().inspect(zk.key().key());
         assertThat(history.scopes().get(0).armed()).isNull();
-        assertThat(history.state()).isIn("leased", "leased_lapsed", "open");
+        assertThat(history.state()).isIn(ScopeState.LEASED, ScopeState.OPEN);
     }
 
     @Test
@@ -156,8 +157,8 @@ class SessionExpiryTest {
         assertThat(crossed).isInstanceOf(Crossing.Crossed.class);
         assertThat(zk.provider().deliveries()).isEqualTo(1);
         KeyHistory history = a.gate().inspect(zk.key().key());
-        assertThat(history.state()).isIn("sent_verified", "armed");
-        assertThat(((Crossing.Crossed) crossed).recorded()).isEqualTo(history.state().equals("sent_verified"));
+        assertThat(history.state()).isIn(ScopeState.SENT_VERIFIED, ScopeState.ARMED);
+        assertThat(((Crossing.Crossed) crossed).recorded()).isEqualTo(history.state() == ScopeState.SENT_VERIFIED);
         try (Attempt late = zk.newWorker("task-c").gate().enter(zk.key())) {
             assertThat(late.decision()).isInstanceOfAny(Decision.StopSent.class, Decision.StopUnknown.class);
         }

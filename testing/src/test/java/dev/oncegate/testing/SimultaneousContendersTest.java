@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
@@ -40,7 +41,8 @@ class SimultaneousContendersTest {
         assertThat(entries).filteredOn(e -> e.decision() instanceof Decision.StopSent).hasSize(CONTENDERS - 1);
         KeyHistory history = gates.get(0).inspect(zk.key().key());
         assertThat(history.scopes()).hasSize(1);
-        assertThat(history.state()).isEqualTo("sent_verified");
-        assertThat(Scenarios.taskOf(history.scopes().get(0).outcome())).isEqualTo(provider.ledger().get(0).taskId());
+        assertThat(history.state()).isEqualTo(ScopeState.SENT_VERIFIED);
+        String winner = history.scopes().get(0).outcome().by().task();
+        assertThat(winner).isEqualTo(provider.ledger().get(0).taskId());
     }
 }

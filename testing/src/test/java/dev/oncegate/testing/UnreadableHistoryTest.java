@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
@@ -24,7 +25,7 @@ class UnreadableHistoryTest {
         try (Attempt a = w.gate().enter(zk.key())) {
             assertThat(a.decision().proceeds()).isTrue();
         }
-        assertThat(w.gate().inspect(zk.key().key()).state()).isEqualTo("open");
+        assertThat(w.gate().inspect(zk.key().key()).state()).isEqualTo(ScopeState.OPEN);
         return w;
     }
 
@@ -94,12 +95,22 @@ class UnreadableHistoryTest {
     }
 
     @Test
-    void unreadableRecord_inspectRefusesToo() throws Exception {
-        // Given a damaged scope record, When an operator inspects, Then inspect names the record
+    void unreadableRecord_inspectShowsIt_besideTheRestOfTheStory() throws Exception {
+        // Given a damaged scope record, When an operator inspects
         Worker w = keyWithOpenScope();
         w.client().setData().forPath(zk.keyPath() + "/0", GARBAGE);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> w.gate().inspect(zk.key().key()))
-                .isInstanceOf(dev.oncegate.OncegateException.class)
-                .hasMessageContaining(zk.keyPath() + "/0");
+        dev.oncegate.KeyHistory history = w.gate().inspect(zk.key().key());
+
+        // Then inspect names the record, its bytes, the problem and the repair, and hides nothing else
+        assertThat(history.readable()).isFalse();
+        assertThat(history.record()).as("the key record still reads").isNotNull();
+        assertThat(history.unreadable()).singleElement().satisfies(u -> {
+            assertThat(u.path()).isEqualTo(zk.keyPath() + "/0");
+            assertThat(u.raw()).isEqualTo(GARBAGE);
+            assertThat(u.problem()).isNotBlank();
+            assertThat(u.repair()).contains("do not delete it");
+        });
+        assertThat(history.scopes()).singleElement().satisfies(s -> assertThat(s.state()).isNull());
+        assertThat(history.nextAttempt()).contains("stop unavailable (exit 13)").contains(zk.keyPath() + "/0");
     }
 }

@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.atomic.AtomicInteger;
@@ -75,6 +76,6 @@ class ZooKeeperDownTest {
             assertThat(again.cross(zk.provider().verified())).isInstanceOf(Crossing.Crossed.class);
         }
         assertThat(zk.provider().deliveries()).isEqualTo(1);
-        assertThat(w.gate().inspect(zk.key().key()).state()).isEqualTo("sent_verified");
+        assertThat(w.gate().inspect(zk.key().key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 }

@@ -1,0 +1,71 @@
+package dev.oncegate.cli;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+import dev.oncegate.Operator;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code oncegate gc}: retention. Removes the records of keys whose latest scope ended
+ * {@code sent_verified} or {@code send_status_unknown} longer ago than {@code --older-than}, one
+ * JSON line per key. A removed key is open again: the next contender for it delivers again.
+ */
+@Command(name = "gc", mixinStandardHelpOptions = true,
+        description = "Remove the records of consumed keys (sent_verified, send_status_unknown) past retention, printing"
+                + " one JSON line per key. A removed key is OPEN AGAIN: the next contender for that effect delivers it"
+                + " again. Open, leased and armed scopes, unreadable keys and keys in an election are never touched.",
+        footer = {"", "Exit codes: 0 done; 2 bad input; 13 ZooKeeper unavailable or this identity may not delete"
+                + " (the admin role)."})
+final class GcCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    CommonOptions common;
+
+    @Mixin
+    ConnectOptions connection;
+
+    @Mixin
+    StateOptions state;
+
+    @Option(names = "--older-than", paramLabel = "DURATION", required = true, converter = Durations.class,
+            description = "Remove keys consumed at least this long ago (e.g. 90d).")
+    Duration olderThan;
+
+    @Option(names = "--dry-run", description = "Print what would be removed; remove nothing.")
+    boolean dryRun;
+
+    @Override
+    public Integer call() throws Exception {
+        String namespace = common.namespace();
+        ZooKeeperConnection.Settings settings = connection.settings();
+        if (olderThan.isZero() || olderThan.isNegative()) {
+            throw new ParameterException(spec.commandLine(), "--older-than: must be more than zero");
+        }
+        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
+            Operator.GcReport report = zk.operator(state).gc(olderThan, dryRun, entry -> {
+                Map<String, Object> out = Json.object();
+                out.put("key", entry.key());
+                out.put("path", entry.path());
+                out.put("state", Render.state(entry.state()));
+                out.put("since", Json.instant(entry.since()));
+                out.put("removed", entry.removed());
+                out.put("dry_run", dryRun);
+                out.put("skipped", entry.skipped());
+                System.out.println(Json.line(out));
+            });
+            System.err.println("oncegate gc: " + (dryRun ? "would remove " : "removed ") + report.removed() + " of "
+                    + report.scanned() + " keys" + (report.skipped() > 0 ? ", skipped " + report.skipped() : ""));
+            return ExitCode.OK;
+        }
+    }
+}

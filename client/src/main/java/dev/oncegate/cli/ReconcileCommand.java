@@ -1,0 +1,84 @@
+package dev.oncegate.cli;
+
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+import dev.oncegate.EffectKey;
+import dev.oncegate.Operator;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code oncegate reconcile}: after a person checked the destination, a key whose latest scope
+ * is {@code send_status_unknown} (or armed without outcome) is read as {@code sent_verified}.
+ * Never produces {@code not_sent}, never reopens the key; the original records stay beside it.
+ */
+@Command(name = "reconcile", mixinStandardHelpOptions = true,
+        description = "Record that the destination shows the effect delivered: the key's send_status_unknown (or armed"
+                + " without outcome) latest scope reads as sent_verified from now on. Never reopens the key; the original"
+                + " records stay.",
+        footer = {"", "Exit codes: 0 reconciled (or already reconciled: \"created\":false); 2 the key does not exist or its"
+                + " latest scope is not send_status_unknown or armed; 13 ZooKeeper unavailable or this identity may not"
+                + " reconcile (the operator role)."})
+final class ReconcileCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    CommonOptions common;
+
+    @Mixin
+    ConnectOptions connection;
+
+    @Mixin
+    StateOptions state;
+
+    @Option(names = "--key", paramLabel = "KEY", required = true, description = "The key, 64 lower-case hex characters.")
+    String key;
+
+    @Option(names = "--by", paramLabel = "WHO", required = true, description = "Who checked the destination.")
+    String by;
+
+    @Option(names = "--evidence", paramLabel = "TEXT", required = true,
+            description = "What the destination showed (a message id, a screenshot's location, …).")
+    String evidence;
+
+    @Override
+    public Integer call() throws Exception {
+        String namespace = common.namespace();
+        ZooKeeperConnection.Settings settings = connection.settings();
+        try {
+            EffectKey.requireKeyText(key);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--" + e.getMessage(), e);
+        }
+        if (by.isBlank()) {
+            throw new ParameterException(spec.commandLine(), "--by: must name who checked the destination");
+        }
+        if (evidence.isBlank()) {
+            throw new ParameterException(spec.commandLine(), "--evidence: must say what the destination showed");
+        }
+        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
+            Operator.Reconciled done;
+            try {
+                done = zk.operator(state).reconcile(key, by, evidence);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("refused: " + e.getMessage(), e);
+            }
+            Map<String, Object> out = Json.object();
+            out.put("key", key);
+            out.put("path", done.path());
+            out.put("scope", done.scope());
+            out.put("created", done.created());
+            out.put("state", "sent_verified");
+            out.put("reconciliation", Render.reconciliation(done.reconciliation()));
+            System.out.println(Json.line(out));
+            return ExitCode.OK;
+        }
+    }
+}

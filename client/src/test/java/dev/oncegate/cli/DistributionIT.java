@@ -1,0 +1,238 @@
+package dev.oncegate.cli;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The distribution as a user gets it: {@code target/oncegate-VERSION.tar.gz}, built by
+ * {@code mvn package}, unpacked into a directory of its own; its launcher against a real
+ * ZooKeeper, its class-data sharing archive, its man pages and completion script; and the
+ * slimmed runnable jar inside it (DemoIT runs the demo from that jar).
+ */
+class DistributionIT extends CliFixture {
+
+    /** A class named in a class file (a class reference or a descriptor) in the packages the slimming touches. */
+    private static final Pattern CLASS_REFERENCE = Pattern.compile(
+            "(?:dev/oncegate|org/apache/curator/test|org/junit|com/google/common)(?:/[a-z0-9_]+)*/[A-Z][A-Za-z0-9_$]*");
+
+    /** The vector of KeyAndInitIT: a display name outside ASCII, keyed under an ASCII locale. */
+    private static final String DEST_NAME = "desktop-chat:Équipe Finance – Q3 📊";
+    private static final String DEST_NAME_KEY = "aeb5f572755ad880115d25d9425727cd594aed3c8e4c11f0b298f3312fe016ea";
+
+    @TempDir
+    static Path unpackedInto;
+    /** The unpacked distribution, {@code oncegate-VERSION/}. */
+    static Path home;
+
+    /** The JDK running these tests: the one that built the archive at {@code package}. */
+    final String javaHome = System.getProperty("java.home");
+
+    @BeforeAll
+    static void unpackTheTarball() throws Exception {
+        Path tarball = Path.of(property("oncegate.dist.tarball"));
+        assertThat(tarball).as("`mvn package` builds it").isRegularFile();
+        Process tar = new ProcessBuilder("tar", "-xzf", tarball.toString(), "-C", unpackedInto.toString())
+                .redirectErrorStream(true).start();
+        String output = new String(tar.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(tar.waitFor()).as(output).isZero();
+        home = unpackedInto.resolve(Path.of(property("oncegate.dist.home")).getFileName());
+        assertThat(home.resolve("bin/oncegate")).isExecutable();
+    }
+
+    @BeforeEach
+    void throughTheLauncher() {
+        cli = launcher(home, Map.of("LC_ALL", "C"));
+    }
+
+    @Test
+    void unpackedTarball_keyAndRun_againstZooKeeper() throws Exception {
+        Path report = Files.writeString(dir.resolve("report"), "quarterly report");
+
+        Cli.Result keyed = cli.run("key", "--dest-name", DEST_NAME, "--file", report.toString());
+        Cli.Result first = run(LEDGER_LINE + " && printf %s \"$LC_ALL\" > locale");
+        Cli.Result second = run(LEDGER_LINE);
+
+        assertThat(keyed.exit()).as(keyed.toString()).isZero();
+        assertThat(keyed.stdoutJson().get("key").asText()).isEqualTo(DEST_NAME_KEY);
+        assertThat(keyed.stdoutJson().get("destination").asText()).isEqualTo("Équipe Finance – Q3 📊");
+        // Silent: on Java 17 the archive does not fit a moved installation, and the JVM says nothing.
+        assertThat(stderrLines(keyed)).isEmpty();
+        assertThat(first.exit()).as(first.toString()).isEqualTo(ExitCode.SENT_VERIFIED);
+        assertThat(first.runJson().get("outcome").asText()).isEqualTo("sent_verified");
+        assertThat(second.exit()).as(second.toString()).isEqualTo(ExitCode.STOP_SENT);
+        assertThat(second.runJson().get("decision").asText()).isEqualTo("stop_sent");
+        assertThat(ledgerLines()).singleElement().asString().startsWith(key.key() + " 0 ");
+        // An ASCII LC_ALL becomes a UTF-8 one, for the JVM and so for COMMAND.
+        assertThat(Files.readString(dir.resolve("locale"))).isEqualTo("C.UTF-8");
+    }
+
+    @Test
+    void launcher_findsJavaOnThePath_throughASymlink_andRefusesABrokenJavaHome() throws Exception {
+        Path report = Files.writeString(dir.resolve("report"), "quarterly report");
+        Path linked = Files.createDirectories(dir.resolve("usr/local/bin")).resolve("oncegate");
+        Files.createSymbolicLink(linked, home.resolve("bin/oncegate"));
+        Map<String, String> onThePath = Map.of("JAVA_HOME", "",
+                "PATH", Path.of(javaHome, "bin") + ":" + System.getenv("PATH"));
+
+        Cli.Result found = new Cli(dir, onThePath, linked).run("key", "--dest-name", DEST_NAME, "--file", report.toString());
+        Cli.Result broken = launcher(home, Map.of("JAVA_HOME", dir.resolve("no-such-jdk").toString()))
+                .run("key", "--dest-name", DEST_NAME, "--file", report.toString());
+
+        assertThat(found.exit()).as(found.toString()).isZero();
+        assertThat(found.stdoutJson().get("key").asText()).isEqualTo(DEST_NAME_KEY);
+        assertThat(broken.exit()).as(broken.toString()).isEqualTo(ExitCode.USAGE);
+        assertThat(broken.stderr()).contains("JAVA_HOME", "no-such-jdk");
+        assertThat(broken.stdout()).isEmpty();
+    }
+
+    @Test
+    void packagedArchive_isUsedWhereItWasBuilt() throws Exception {
+        Path built = Path.of(property("oncegate.dist.home"));
+
+        Cli.Result keyed = loggingClassLoads(built).run("key", "--dest", dest, "--file", content.toString());
+
+        assertThat(keyed.exit()).as(keyed.toString()).isZero();
+        assertThat(stderrLines(keyed)).isEmpty();
+        assertThat(loadedFromTheArchive("dev.oncegate.cli.Main")).isTrue();
+    }
+
+    @Test
+    void archiveThatDoesNotFit_isIgnoredSilently() throws Exception {
+        Path installation = copyOfTheInstallation("misfit");
+        Files.write(installation.resolve("lib/oncegate.jsa"), "not a class-data sharing archive".getBytes(StandardCharsets.UTF_8));
+
+        Cli.Result keyed = launcher(installation, Map.of()).run("key", "--dest", dest, "--file", content.toString());
+
+        assertThat(keyed.exit()).as(keyed.toString()).isZero();
+        assertThat(keyed.stdoutJson().get("key").asText()).isEqualTo(key.key());
+        assertThat(stderrLines(keyed)).isEmpty();
+    }
+
+    @Test
+    void oncegateCds_buildsAnArchiveThatFitsAMovedInstallation() throws Exception {
+        Path installation = copyOfTheInstallation("moved");
+
+        Cli.Result rebuilt = new Cli(dir, Map.of("JAVA_HOME", javaHome), installation.resolve("bin/oncegate-cds")).run();
+        Cli.Result keyed = loggingClassLoads(installation).run("key", "--dest", dest, "--file", content.toString());
+
+        assertThat(rebuilt.exit()).as(rebuilt.toString()).isZero();
+        assertThat(rebuilt.stdout()).contains("built " + installation.toRealPath().resolve("lib/oncegate.jsa"));
+        assertThat(keyed.exit()).as(keyed.toString()).isZero();
+        assertThat(loadedFromTheArchive("dev.oncegate.cli.Main")).isTrue();
+    }
+
+    @Test
+    void manPagesAndCompletion_coverEveryCommandAndOption() throws Exception {
+        Path man = home.resolve("share/man/man1");
+        String rootPage = Files.readString(man.resolve("oncegate.1"));
+        String completion = Files.readString(home.resolve("share/bash-completion/completions/oncegate"));
+        List<CommandLine> subcommands = Main.commandLine().getSubcommands().values().stream().distinct()
+                .filter(sub -> !sub.getCommandSpec().usageMessage().hidden()).toList();
+
+        Cli.Result generated = cli.run("generate-completion");
+
+        assertThat(subcommands).extracting(CommandLine::getCommandName).contains("init", "key", "run", "inspect",
+                "list", "authorize", "server", "demo", "generate-completion");
+        for (CommandLine sub : subcommands) {
+            String name = sub.getCommandName();
+            Path page = man.resolve("oncegate-" + name + ".1");
+            assertThat(page).as("man page of " + name).isRegularFile();
+            String text = Files.readString(page);
+            assertThat(text).contains(".SH SYNOPSIS", "oncegate " + DistributionDocs.escape(name));
+            sub.getCommandSpec().options().stream().filter(option -> !option.hidden()).forEach(option ->
+                    assertThat(text).as(name + " " + option.longestName()).contains(DistributionDocs.escape(option.longestName())));
+            assertThat(rootPage).contains("\\fB" + DistributionDocs.escape(name) + "\\fR");
+            assertThat(completion).contains(name);
+        }
+        assertThat(generated.exit()).as(generated.toString()).isZero();
+        assertThat(generated.stdout()).isEqualToIgnoringNewLines(completion);
+    }
+
+    @Test
+    void runnableJar_leavesOutJUnitGuavaOpenSslAndTestHelpers_andNothingItRefersTo() throws IOException {
+        try (ZipFile jar = new ZipFile(home.resolve("lib/oncegate.jar").toFile())) {
+            Set<String> entries = jar.stream().map(ZipEntry::getName).collect(Collectors.toSet());
+            List<String> leftOut = new ArrayList<>();
+            for (String entry : entries) {
+                if (entry.endsWith(".class") && (entry.startsWith("dev/oncegate/") || entry.startsWith("org/apache/curator/test/"))) {
+                    String bytes = new String(jar.getInputStream(jar.getEntry(entry)).readAllBytes(), StandardCharsets.ISO_8859_1);
+                    Matcher reference = CLASS_REFERENCE.matcher(bytes);
+                    while (reference.find()) {
+                        boolean shaded = bytes.startsWith("shaded/", reference.start() - "shaded/".length());
+                        if (!shaded && !entries.contains(reference.group() + ".class")) {
+                            leftOut.add(entry + " -> " + reference.group());
+                        }
+                    }
+                }
+            }
+
+            assertThat(leftOut).as("classes the jar refers to but leaves out (client/pom.xml's shade filters)").isEmpty();
+            assertThat(entries).contains("dev/oncegate/cli/Main.class", "dev/oncegate/testing/ChaosRun.class",
+                    "org/apache/curator/test/TestingCluster.class");
+            assertThat(entries).noneMatch(n -> n.startsWith("org/junit/") || n.startsWith("com/google/common/")
+                    || n.startsWith("dev/oncegate/bench/") || n.startsWith("dev/oncegate/testing/ZooKeeperExtension")
+                    || n.startsWith("dev/oncegate/testing/CrossingInFlight") || n.contains("netty_tcnative"));
+        }
+    }
+
+    /** The launcher of {@code installation}, with this JDK and {@code env}. */
+    private Cli launcher(Path installation, Map<String, String> env) {
+        Map<String, String> all = new HashMap<>(Map.of("JAVA_HOME", javaHome));
+        all.putAll(env);
+        return new Cli(dir, all, installation.resolve("bin/oncegate"));
+    }
+
+    /** The launcher of {@code installation}, its JVM logging where each class came from into {@code dir/classes.log}. */
+    private Cli loggingClassLoads(Path installation) {
+        return launcher(installation, Map.of("ONCEGATE_JAVA_OPTS", "-Xlog:class+load=info:file=" + dir.resolve("classes.log")));
+    }
+
+    /** stderr, line by line, less the JVM's echo of a JAVA_TOOL_OPTIONS that the tests themselves run with. */
+    private static List<String> stderrLines(Cli.Result result) {
+        return result.stderr().lines().filter(line -> !line.startsWith("Picked up JAVA_TOOL_OPTIONS")).toList();
+    }
+
+    private boolean loadedFromTheArchive(String className) throws IOException {
+        return Files.readAllLines(dir.resolve("classes.log")).stream()
+                .anyMatch(line -> line.contains(" " + className + " source: shared objects file"));
+    }
+
+    /** The unpacked distribution copied to {@code dir/NAME}, without its archive. */
+    private Path copyOfTheInstallation(String name) throws IOException {
+        Path copy = dir.resolve(name);
+        for (String file : List.of("bin/oncegate", "bin/oncegate-cds", "lib/oncegate.jar")) {
+            Files.createDirectories(copy.resolve(file).getParent());
+            Files.copy(home.resolve(file), copy.resolve(file), StandardCopyOption.COPY_ATTRIBUTES);
+        }
+        return copy;
+    }
+
+    private static String property(String name) {
+        String value = System.getProperty(name);
+        if (value == null) {
+            throw new IllegalStateException("system property " + name + " is not set: run the *IT tests with `mvn verify`");
+        }
+        return value;
+    }
+}

@@ -1,0 +1,286 @@
+package dev.oncegate;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
+
+/**
+ * The operator's side of a namespace: read the whole story of a key, list keys by state,
+ * authorize one redelivery, reconcile an unknown outcome after checking the destination, and
+ * remove consumed keys past retention. Everything here reads records as typed values and reports
+ * an unreadable record as part of the answer ({@link KeyHistory#unreadable()}), never as an
+ * exception that hides the rest.
+ *
+ * <pre>{@code
+ * Operator ops = Operator.builder(curator).namespace("/oncegate").build();
+ * KeyHistory story = ops.inspect(key);
+ * System.out.println(story.nextAttempt());   // what a new attempt would do now, and why
+ * }</pre>
+ *
+ * <p>Under access control (SPEC §6) each operation needs its role's credentials on the client:
+ * inspect and list any role; authorize and reconcile the operator (or admin); gc the admin.
+ *
+ * <p>Thread-safe. The caller owns the client.
+ */
+public interface Operator {
+
+    /** An operator over a started, caller-owned client. */
+    static Builder builder(CuratorFramework client) {
+        return new Builder(client);
+    }
+
+    /** The namespace this operator works in. */
+    String namespace();
+
+    /**
+     * Everything recorded about a key (64 hex characters), in order, with unreadable records
+     * reported and a plain-language line on what a new attempt would do now.
+     *
+     * @throws OncegateException when ZooKeeper cannot be read (unreachable, no permission) or the
+     *                           namespace has no genesis (an unknown namespace is an error, not an empty answer)
+     */
+    KeyHistory inspect(String key) throws InterruptedException;
+
+    /**
+     * Walks every key bucket by bucket (each parent's child list stays small), in key order, and
+     * hands {@code each} a summary of every key that matches; keeps going past unreadable keys,
+     * which match every query (their state and age are unknown, so no filter may hide them) and
+     * are reported with their problem and a null state.
+     *
+     * @throws OncegateException when ZooKeeper cannot be read or the namespace has no genesis
+     */
+    ListReport list(ListQuery query, Consumer<KeySummary> each) throws InterruptedException;
+
+    /**
+     * Writes an operator's authorization to redeliver the key once more: the record
+     * {@code KEY/authorizations/after-<n>} for the key's consumed latest scope {@code n}, the same
+     * record as the zkCli recipe {@code create KEY/authorizations/after-<n> '{"by":…,"reason":…}'}.
+     * It opens scope {@code n + 1} once, for one executor, and is never honoured for a later scope.
+     * One authorization per consumed scope: when {@code after-<n>} exists already (a second
+     * operator, a pasted recipe), nothing is written and the existing one is returned with
+     * {@code created == false}; a create retried after a lost reply recognises itself.
+     *
+     * @throws IllegalArgumentException when the key does not exist or is not consumed, or by/reason are blank
+     * @throws OncegateException        when ZooKeeper cannot be read or written
+     */
+    Authorized authorize(String key, String by, String reason) throws InterruptedException;
+
+    /**
+     * Records that a person checked the destination and found the effect delivered: the key's
+     * latest scope, {@code send_status_unknown} or armed without outcome, is read as
+     * {@code sent_verified} from now on ({@code KEY/authorizations/reconciled-n}, which only
+     * operators may create, beside the original records). It never produces {@code not_sent} and never reopens the key; an executor still working on an
+     * armed scope can no longer record its outcome. Reconciling a reconciled scope writes nothing.
+     *
+     * @throws IllegalArgumentException when the key does not exist, or its latest scope is neither
+     *                                  {@code send_status_unknown} nor armed without outcome
+     */
+    Reconciled reconcile(String key, String by, String evidence) throws InterruptedException;
+
+    /**
+     * Retention: removes the whole record of every key whose latest scope ended
+     * {@code sent_verified} or {@code send_status_unknown} longer than {@code olderThan} ago,
+     * handing {@code each} what it removes (or would, with {@code dryRun}). <b>A removed key is
+     * open again</b>: the next contender for that effect delivers it again. Open, leased and
+     * armed scopes, unreadable keys and keys in an election are never touched.
+     */
+    GcReport gc(Duration olderThan, boolean dryRun, Consumer<GcEntry> each) throws InterruptedException;
+
+    /**
+     * Access control for the whole namespace, afterwards: names {@code roles} in the genesis and
+     * gives every znode of the namespace its role ACL from them — to turn access control on for a
+     * namespace initialised without it, or to rotate credentials (new passwords are new digests).
+     * Needs the admin: the client must be authenticated as the current admin (if any) and as the
+     * new one, since the namespace's znodes change hands one by one and the genesis last. Running
+     * workers keep their old identities until restarted; meanwhile they fail closed.
+     *
+     * @param each told every znode whose ACL was set
+     * @return how many znodes were updated
+     */
+    long applyRoles(Genesis.Roles roles, Consumer<String> each) throws InterruptedException;
+
+    /**
+     * Which keys {@link #list} reports.
+     *
+     * @param state     only keys in this state (null: all); {@code SEND_STATUS_UNKNOWN} includes
+     *                  armed-without-outcome keys, which read as unknown to every worker
+     * @param olderThan only keys whose state is at least this old (null: any age)
+     * @param limit     at most this many keys (0: no limit)
+     */
+    record ListQuery(ScopeState state, Duration olderThan, int limit) {
+        public ListQuery {
+            if (olderThan != null && olderThan.isNegative()) {
+                throw new IllegalArgumentException("olderThan: must not be negative, got " + olderThan);
+            }
+            if (limit < 0) {
+                throw new IllegalArgumentException("limit: must not be negative, got " + limit);
+            }
+        }
+
+        /** Every key. */
+        public static ListQuery all() {
+            return new ListQuery(null, null, 0);
+        }
+    }
+
+    /**
+     * One key, as {@link #list} reports it.
+     *
+     * @param key     the key
+     * @param path    its znode
+     * @param state   its latest scope's state; null when unreadable
+     * @param scopes  how many scopes it has
+     * @param since   when it entered that state (the outcome's, reconciliation's, arming's or lease's time);
+     *                null when unreadable
+     * @param record  the key record (destination, sha256), or null when unreadable
+     * @param problem what could not be read, or null
+     */
+    record KeySummary(String key, String path, ScopeState state, int scopes, Instant since, KeyHistory.KeyRecord record,
+                      String problem) {
+    }
+
+    /**
+     * What {@link #list} walked.
+     *
+     * @param scanned    keys read
+     * @param listed     keys handed on
+     * @param unreadable keys with an unreadable record
+     */
+    record ListReport(int scanned, int listed, int unreadable) {
+    }
+
+    /**
+     * The result of {@link #authorize}.
+     *
+     * @param path    the authorization's znode, {@code KEY/authorizations/after-<n>}
+     * @param after   the consumed scope it redelivers after
+     * @param created whether this call wrote it (false: one existed, and nothing was written)
+     * @param by      who authorized (the existing record's author when not created; null when unreadable)
+     * @param reason  why (the existing record's when not created)
+     * @param status  what the authorization does now
+     */
+    record Authorized(String path, int after, boolean created, String by, String reason,
+                      KeyHistory.AuthorizationStatus status) {
+    }
+
+    /**
+     * The result of {@link #reconcile}.
+     *
+     * @param path           the reconciliation's znode
+     * @param scope          the scope reconciled
+     * @param created        whether this call wrote it (false: the scope was reconciled already)
+     * @param reconciliation the reconciliation now in force
+     */
+    record Reconciled(String path, int scope, boolean created, KeyHistory.Reconciliation reconciliation) {
+    }
+
+    /**
+     * One key {@link #gc} removed, or skipped.
+     *
+     * @param key     the key
+     * @param path    its znode
+     * @param state   its latest scope's state
+     * @param since   when it entered that state
+     * @param removed whether its records were removed (false with dry run, or when skipped)
+     * @param skipped why it was left alone, or null
+     */
+    record GcEntry(String key, String path, ScopeState state, Instant since, boolean removed, String skipped) {
+    }
+
+    /**
+     * What {@link #gc} did.
+     *
+     * @param scanned keys read
+     * @param removed keys removed (or, with dry run, that would be)
+     * @param skipped keys past retention left alone (changed meanwhile, in an election)
+     * @param dryRun  whether nothing was removed
+     */
+    record GcReport(int scanned, int removed, int skipped, boolean dryRun) {
+    }
+
+    /**
+     * Configures an {@link Operator}. Each setter validates its argument and may be called once.
+     *
+     * <p>Not thread-safe; the operator it builds is.
+     */
+    final class Builder {
+        private final CuratorFramework client;
+        private String namespace;
+        private Clock clock;
+        private ZxidMarks zxidMarks;
+        private String host;
+
+        private Builder(CuratorFramework client) {
+            this.client = Objects.requireNonNull(client, "client");
+        }
+
+        /** ZooKeeper namespace, an absolute path; default {@value Gate#DEFAULT_NAMESPACE}. */
+        public Builder namespace(String namespace) {
+            once(this.namespace, "namespace");
+            this.namespace = Layout.checkNamespace(namespace);
+            return this;
+        }
+
+        /** The clock for record times and retention; default UTC system clock. */
+        public Builder clock(Clock clock) {
+            once(this.clock, "clock");
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /** The rollback witness every read feeds ({@link ZxidMarks}); default in memory. */
+        public Builder zxidMarks(ZxidMarks marks) {
+            once(this.zxidMarks, "zxidMarks");
+            this.zxidMarks = Objects.requireNonNull(marks, "zxidMarks");
+            return this;
+        }
+
+        /** The host recorded in what this operator writes; default the local host name. */
+        public Builder host(String host) {
+            once(this.host, "host");
+            Objects.requireNonNull(host, "host");
+            if (host.isEmpty() || host.length() > 256) {
+                throw new IllegalArgumentException("host: must be 1 to 256 characters");
+            }
+            this.host = Records.requireWellFormed("host", host);
+            return this;
+        }
+
+        /** Builds the operator. @throws IllegalStateException when the client is not started */
+        public Operator build() {
+            if (client.getState() != CuratorFrameworkState.STARTED) {
+                throw new IllegalStateException("client: the CuratorFramework must be started before building an operator");
+            }
+            String ns = namespace != null ? namespace : Gate.DEFAULT_NAMESPACE;
+            NamespaceState state = new NamespaceState(client, ns, clock != null ? clock : Clock.systemUTC(),
+                    zxidMarks != null ? zxidMarks : ZxidMarks.inMemory(), false);
+            return new DefaultOperator(state, host != null ? host : localHost());
+        }
+
+        private static void once(Object current, String field) {
+            if (current != null) {
+                throw new IllegalStateException(field + ": already set");
+            }
+        }
+
+        static String localHost() {
+            try {
+                return InetAddress.getLocalHost().getHostName();
+            } catch (IOException e) {
+                String fromEnv = System.getenv("HOSTNAME");
+                if (fromEnv != null && !fromEnv.isEmpty()) {
+                    return fromEnv;
+                }
+                throw new UncheckedIOException("host: cannot determine the local host name; set it with Builder.host()", e);
+            }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+package dev.oncegate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+/** Every record kind: what its encoder writes, its strict decoder reads back, and nothing else. */
+class RecordsTest {
+
+    static final Instant AT = Instant.parse("2026-11-30T12:00:00.123Z");
+    static final Actor ACTOR = new Actor("report-42", "host-a", 4242, "100002ce6530002", "795e7ec2ce4e9760");
+    static final String SCOPE = "/ns/keys/ab/cd/abcd/0";
+
+    static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void genesis_roundTrips_withAndWithoutRoles() {
+        Genesis open = new Genesis("g-1", AT, null);
+        Genesis guarded = new Genesis("g-2", AT, new Genesis.Roles("w:aGFzaA==", "o:aGFzaA==", "a:aGFzaA=="));
+        assertThat(Records.decodeGenesis("/ns/genesis", Records.genesis(open))).isEqualTo(open);
+        assertThat(Records.decodeGenesis("/ns/genesis", Records.genesis(guarded))).isEqualTo(guarded);
+    }
+
+    @Test
+    void key_roundTrips() {
+        EffectKey key = EffectKey.of(Destination.stable("slack", "C024BE91L"), utf8("report"));
+        KeyHistory.KeyRecord decoded = Records.decodeKey("/k", Records.key(key, AT));
+        assertThat(decoded).isEqualTo(new KeyHistory.KeyRecord("slack", "stable", "C024BE91L", key.sha256(), AT));
+    }
+
+    @Test
+    void scope_roundTrips_openLeasedTakenOverArmedReconciled() {
+        Records.Scope open = new Records.Scope("initial", AT, null, false, false);
+        KeyHistory.Lease lease = new KeyHistory.Lease(ACTOR, SCOPE + "/latch/_c_x-latch-0000000001", AT.plusSeconds(30),
+                new KeyHistory.Takeover("lapsed", new Actor("old", "host-b", 7, "1", "0011223344556677")));
+        Records.Scope leased = open.withLease(lease);
+        Records.Scope stalled = open.withLease(new KeyHistory.Lease(ACTOR, SCOPE + "/latch/n", AT, new KeyHistory.Takeover("stalled_election", null)));
+        for (Records.Scope s : List.of(open, leased, stalled, leased.armedNow(), leased.armedNow().reconciledNow())) {
+            assertThat(Records.decodeScope(SCOPE, Records.scope(s))).isEqualTo(s);
+        }
+        // the election node is stored by name only: it lives under the scope's latch
+        assertThat(new String(Records.scope(leased), StandardCharsets.UTF_8)).contains("\"node\":\"_c_x-latch-0000000001\"")
+                .doesNotContain("/latch/");
+    }
+
+    @Test
+    void armedOutcomeReconciliationAuthorization_roundTrip() {
+        KeyHistory.Armed armed = new KeyHistory.Armed(ACTOR, new FencingToken(3, 77), List.of("picker-open"), AT);
+        KeyHistory.OutcomeRecord outcome = new KeyHistory.OutcomeRecord(Outcome.SEND_STATUS_UNKNOWN, "timeout", ACTOR,
+                new FencingToken(3, 77), AT);
+        KeyHistory.Reconciliation reconciliation = new KeyHistory.Reconciliation(Outcome.SENT_VERIFIED, "alice",
+                "the file is in the channel", ACTOR, AT);
+        Records.Authorization authorization = new Records.Authorization("alice", "customer lost it", AT, ACTOR);
+        assertThat(Records.decodeArmed("/a", Records.armed(armed))).isEqualTo(armed);
+        assertThat(Records.decodeOutcome("/o", Records.outcome(outcome))).isEqualTo(outcome);
+        assertThat(Records.decodeReconciliation("/r", Records.reconciliation(reconciliation))).isEqualTo(reconciliation);
+        assertThat(Records.decodeAuthorization("/z", Records.authorization(authorization))).isEqualTo(authorization);
+    }
+
+    @Test
+    void authorization_fromTheZkCliRecipe_needsOnlyByAndReason() {
+        assertThat(Records.decodeAuthorization("/z", utf8("{\"by\":\"alice\",\"reason\":\"resend\"}")))
+                .isEqualTo(new Records.Authorization("alice", "resend", null, null));
+        assertThatThrownBy(() -> Records.decodeAuthorization("/z", utf8("{\"by\":\" \",\"reason\":\"resend\"}")))
+                .isInstanceOf(UnreadableRecordException.class).hasMessageContaining("by");
+        assertThatThrownBy(() -> Records.decodeAuthorization("/z", utf8("{\"by\":\"alice\"}")))
+                .isInstanceOf(UnreadableRecordException.class).hasMessageContaining("reason");
+    }
+
+    @Test
+    void outcomeDetail_withAnUnpairedSurrogate_isWrittenAnyway() {
+        KeyHistory.OutcomeRecord odd = Records.outcomeRecord(Outcome.SENT_VERIFIED, "receipt \ud800!", ACTOR,
+                new FencingToken(1, 2), AT);
+        assertThat(Records.decodeOutcome("/o", Records.outcome(odd)).detail()).isEqualTo("receipt \ufffd!");
+    }
+
+    @Test
+    void records_ofAnotherSchemaOrWithMissingFields_areUnreadable() {
+        assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("{\"v\":1,\"opened\":\"initial\",\"at\":\"2026-01-01T00:00:00Z\",\"holder\":null}")))
+                .isInstanceOf(UnreadableRecordException.class).hasMessageContaining("schema version 1").hasMessageContaining("older pre-release");
+        assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("{\"v\":3,\"opened\":\"initial\",\"at\":\"2026-01-01T00:00:00Z\",\"holder\":null}")))
+                .isInstanceOf(UnreadableRecordException.class).hasMessageContaining("upgrade oncegate");
+        assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("{\"v\":2,\"at\":\"2026-01-01T00:00:00Z\",\"holder\":null}")))
+                .isInstanceOf(UnreadableRecordException.class).hasMessageContaining("opened");
+        assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("{\"v\":2,\"opened\":\"initial\",\"at\":\"2026-01-01T00:00:00Z\",\"holder\":null,\"armed\":true}")))
+                .isInstanceOf(UnreadableRecordException.class).hasMessageContaining("names no holder");
+        assertThatThrownBy(() -> Records.decodeReconciliation("/r", Records.reconciliation(new KeyHistory.Reconciliation(
+                Outcome.NOT_SENT, "x", "y", ACTOR, AT)))).isInstanceOf(UnreadableRecordException.class).hasMessageContaining("only say sent_verified");
+        assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("not json")))
+                .isInstanceOf(UnreadableRecordException.class).hasMessageContaining(SCOPE);
+    }
+}
