@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.oncegate.testing.Timing;
 
 /**
  * Runs {@code java -jar oncegate.jar …} as a separate process, the way operators and workers

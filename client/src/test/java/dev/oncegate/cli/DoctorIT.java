@@ -28,6 +28,7 @@ import org.apache.zookeeper.common.X509Exception;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import dev.oncegate.testing.Timing;
 
 /**
  * {@code oncegate doctor} against a real ZooKeeper 3.9.5 (the fixture's, four-letter words on):

@@ -32,6 +32,7 @@ import dev.oncegate.testing.Worker;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import dev.oncegate.testing.Timing;
 
 /**
  * {@code oncegate exporter} as an SRE runs it: it serves the backlog a scan found, state by
@@ -62,7 +63,7 @@ class ExporterIT extends CliFixture {
     }
 
     Worker worker(EmbeddedZooKeeper server, String task) {
-        Worker w = Worker.start(server.connectString(), namespace, task, EmbeddedZooKeeper.DEFAULT_SESSION_TIMEOUT);
+        Worker w = Worker.start(server.connectString(), namespace, task, Timing.SESSION);
         closeAfter.add(w);
         return w;
     }

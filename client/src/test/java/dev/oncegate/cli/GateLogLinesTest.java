@@ -15,6 +15,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import dev.oncegate.testing.Timing;
 
 /**
  * What the gate logs, read from a worker process's stderr through the CLI's logging backend

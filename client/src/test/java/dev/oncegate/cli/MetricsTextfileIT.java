@@ -14,6 +14,7 @@ import dev.oncegate.deploy.PrometheusText;
 import dev.oncegate.deploy.Promtool;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import dev.oncegate.testing.Timing;
 
 /**
  * {@code oncegate run --metrics-textfile}: concurrent runs on one host add up in one

@@ -13,6 +13,7 @@ import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.Test;
+import dev.oncegate.testing.Timing;
 
 /**
  * {@code run} as a scripting contract: the result line in a channel of its own

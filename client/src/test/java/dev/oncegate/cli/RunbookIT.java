@@ -23,6 +23,7 @@ import dev.oncegate.EffectKey;
 import dev.oncegate.IdentityKind;
 import dev.oncegate.deploy.RepoFiles;
 import dev.oncegate.testing.EmbeddedZooKeeper;
+import dev.oncegate.testing.Timing;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;

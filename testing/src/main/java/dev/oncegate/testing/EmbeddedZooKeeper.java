@@ -25,13 +25,10 @@ import org.apache.zookeeper.common.X509Exception;
  * initialisation.
  *
  * <p>Thread-safe for the helpers; start, stop and restart are meant for the test thread.
- * The server's tick time is 1000 ms, so sessions are capped at 20 s: ask for short sessions.
- * For a server whose only client port is TLS, see {@link TlsZooKeeper}.
+ * The server's tick time is 1000 ms, so sessions are capped at 20 s: ask for short sessions
+ * ({@link Timing#SESSION}). For a server whose only client port is TLS, see {@link TlsZooKeeper}.
  */
 public final class EmbeddedZooKeeper implements AutoCloseable {
-
-    /** Session timeout that keeps expiry tests fast while surviving a loaded 2-core machine. */
-    public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(6);
 
     private final TestingServer server;
 
@@ -105,9 +102,9 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
         return newClient(connectString(), sessionTimeout);
     }
 
-    /** {@link #newClient(Duration)} with {@link #DEFAULT_SESSION_TIMEOUT}. */
+    /** {@link #newClient(Duration)} with {@link Timing#SESSION}. */
     public CuratorFramework newClient() {
-        return newClient(DEFAULT_SESSION_TIMEOUT);
+        return newClient(Timing.SESSION);
     }
 
     /** A started client for any connect string (an ensemble's, say). */
@@ -200,12 +197,6 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
     /** Stops the server and removes its data and its directory. */
     @Override
     public void close() {
-        try {
-            server.close();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } finally {
-            Scratch.delete(scratch);
-        }
+        Scratch.closeThenDelete(server, scratch);
     }
 }

@@ -1,7 +1,6 @@
 package dev.oncegate.testing;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -148,13 +147,7 @@ public final class Ensemble implements AutoCloseable {
     /** Stops every server and removes their data and directories. */
     @Override
     public void close() {
-        try {
-            cluster.close();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } finally {
-            Scratch.delete(scratch);
-        }
+        Scratch.closeThenDelete(cluster, scratch);
     }
 
     /**
