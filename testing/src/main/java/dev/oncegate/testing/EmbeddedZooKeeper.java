@@ -39,8 +39,38 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
         this.scratch = scratch;
     }
 
-    /** Starts a standalone server on 127.0.0.1 and a free port; its files go in a private temp directory. */
+    /**
+     * Starts a standalone server on 127.0.0.1 and a free port; its files go in a private temp
+     * directory. An interrupt that arrives meanwhile (a SIGTERM to a demo, say) does not cut the
+     * start short: Curator's {@code TestingServer} would give up waiting but leave its server
+     * thread starting, writing its data directory after this had removed it. The server is
+     * started all the same and the interrupt flag is left set for the caller, who closes it.
+     */
     public static EmbeddedZooKeeper start() {
+        java.util.concurrent.FutureTask<EmbeddedZooKeeper> starting = new java.util.concurrent.FutureTask<>(
+                EmbeddedZooKeeper::startNow);
+        Thread starter = new Thread(starting, "oncegate-zk-start");
+        starter.setDaemon(true);
+        starter.start();
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return starting.get();
+                } catch (InterruptedException e) {
+                    interrupted = true; // the start goes on: wait for it, so nothing is left half-started
+                } catch (java.util.concurrent.ExecutionException e) {
+                    throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static EmbeddedZooKeeper startNow() {
         java.nio.file.Path scratch = Scratch.create("oncegate-zk-");
         TestingServer server = null;
         try {
