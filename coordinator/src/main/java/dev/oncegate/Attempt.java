@@ -9,6 +9,13 @@ package dev.oncegate;
  * once ({@link #cross}). Closing an attempt that never armed releases its lease, so the next
  * contender proceeds at once; closing after arming leaves the permanent records as they are.
  *
+ * <p>Logging: while {@link Gate#enter}, {@link #checkpoint}, {@link #cross} (the action
+ * included) and {@link #close} run, the slf4j MDC of the calling thread holds
+ * {@code oncegate.key}, {@code oncegate.scope} (once known) and {@code oncegate.task}, so the
+ * gate's lines and the action's own lines can be correlated with a pattern such as
+ * {@code %X{oncegate.key}}; the previous values are restored afterwards. The entry decision is
+ * logged at DEBUG when it is {@code proceed}, a stop and an outcome at INFO, one line each.
+ *
  * <p>Not thread-safe: one attempt belongs to the thread that works on the effect. Internally
  * it reacts to ZooKeeper events on Curator's threads, but those only wake the owner thread.
  */

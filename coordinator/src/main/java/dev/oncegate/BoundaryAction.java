@@ -22,13 +22,24 @@ public interface BoundaryAction {
     ActionResult deliver(Context context) throws Exception;
 
     /**
-     * What the action is told about its crossing.
+     * What the action is told about its crossing. Immutable and thread-safe.
      *
      * @param key    the effect key
      * @param scope  the scope being crossed
-     * @param token  the fencing token the scope was armed with; pass it on as an idempotency token
+     * @param token  the fencing token the scope was armed with, for a provider that can refuse a
+     *               stale executor (it remembers the largest token it has seen)
      * @param taskId the task id of this executor
      */
     record Context(EffectKey key, int scope, FencingToken token, String taskId) {
+
+        /**
+         * The idempotency token to hand the provider with every request of this crossing (an
+         * HTTP {@code Idempotency-Key} header, a client message id): the same for each retry
+         * inside this scope, different in any later scope. See {@link EffectKey#idempotencyKey}
+         * for its exact derivation.
+         */
+        public String idempotencyKey() {
+            return key.idempotencyKey(scope);
+        }
     }
 }

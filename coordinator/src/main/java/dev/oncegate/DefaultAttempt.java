@@ -268,9 +268,9 @@ final class DefaultAttempt implements Attempt {
             } else if (step instanceof ContentionRules.OpenAuthorized open) {
                 ScopeProtocol.Opening opening = protocol.openAuthorizedScope(keyPath, view, open.authorization());
                 if (opening != ScopeProtocol.Opening.CHANGED) {
-                    LOG.info("oncegate [key={} scope={} task={}] redelivery authorized by {} ({}): scope {} {}",
-                            key.key(), n, gate.taskId, open.authorization().record().by(), open.authorization().path(),
-                            n + 1, opening == ScopeProtocol.Opening.OPENED ? "opened" : "was opened by another contender");
+                    LOG.info("redelivery authorized by {} ({}): scope {} {}", open.authorization().record().by(),
+                            open.authorization().path(), n + 1,
+                            opening == ScopeProtocol.Opening.OPENED ? "opened" : "was opened by another contender");
                     if (opening == ScopeProtocol.Opening.OPENED) {
                         ownScope = n + 1;
                     }
@@ -342,8 +342,8 @@ final class DefaultAttempt implements Attempt {
         }
         if (takeoverCause != null) {
             gate.metrics.takeover(takeoverCause);
-            LOG.info("oncegate [key={} scope={} task={}] took over the lease ({}) from {}", key.key(), view.scope(),
-                    gate.taskId, takeoverCause, previous == null ? "an election whose leader did not act"
+            LOG.info("took over the lease of scope {} ({}) from {}", view.scope(), takeoverCause,
+                    previous == null ? "an election whose leader did not act"
                             : "task " + previous.holder().task() + " attempt " + previous.holder().attempt());
         }
         return new Decision.Proceed(view.scope(), token);
@@ -381,6 +381,10 @@ final class DefaultAttempt implements Attempt {
 
     @Override
     public Decision checkpoint(String name) throws InterruptedException {
+        return inLogContext(() -> checkpointInContext(name));
+    }
+
+    private Decision checkpointInContext(String name) throws InterruptedException {
         if (name == null) {
             throw new NullPointerException("name");
         }
@@ -406,8 +410,7 @@ final class DefaultAttempt implements Attempt {
                     if (stop == null) {
                         checkpoints.add(name);
                         decision = new Decision.Proceed(view.scope(), token);
-                        LOG.debug("oncegate [key={} scope={} task={}] checkpoint {} passed, token {}",
-                                key.key(), view.scope(), gate.taskId, name, token);
+                        LOG.debug("checkpoint {} passed, token {}", name, token);
                         return decision;
                     }
                 } else {
@@ -450,6 +453,10 @@ final class DefaultAttempt implements Attempt {
 
     @Override
     public Crossing cross(BoundaryAction action) throws InterruptedException {
+        return inLogContext(() -> crossInContext(action));
+    }
+
+    private Crossing crossInContext(BoundaryAction action) throws InterruptedException {
         if (action == null) {
             throw new NullPointerException("action");
         }
@@ -488,11 +495,10 @@ final class DefaultAttempt implements Attempt {
         }
         phase = Phase.ARMED;
         if (arming.interrupted()) {
-            LOG.info("oncegate [key={} scope={} task={}] armed with token {}, but interrupted meanwhile: the action"
-                    + " is not invoked and the scope is recorded not_sent", key.key(), view.scope(), gate.taskId, token);
+            LOG.debug("armed with token {}, but interrupted meanwhile: the action is not invoked and the scope is"
+                    + " recorded not_sent", token);
         } else {
-            LOG.info("oncegate [key={} scope={} task={}] armed with token {}; invoking the action",
-                    key.key(), view.scope(), gate.taskId, token);
+            LOG.debug("armed with token {}; invoking the action", token);
         }
         return invokeAndRecord(action, arming.armedVersion(), arming.interrupted());
     }
@@ -576,13 +582,13 @@ final class DefaultAttempt implements Attempt {
             recorded = write == ScopeProtocol.OutcomeWrite.RECORDED;
             switch (write) {
                 case RECORDED -> { }
-                case ANOTHER_OUTCOME -> LOG.error("oncegate [key={} scope={} task={}] another outcome is already recorded"
-                        + " for this scope; ours ({}) was not written", key.key(), view.scope(), gate.taskId, outcome.wireName());
+                case ANOTHER_OUTCOME -> LOG.error("another outcome is already recorded for this scope; ours ({}) was not"
+                        + " written", outcome.wireName());
                 case ARMED_RECORD_GONE, SCOPE_CHANGED -> {
                     gate.metrics.fenced("outcome");
-                    LOG.error("oncegate [key={} scope={} task={}] outcome {} NOT recorded: {} since this executor armed"
-                                    + " it; an operator must check the key (`oncegate inspect`)", key.key(), view.scope(),
-                            gate.taskId, outcome.wireName(), write == ScopeProtocol.OutcomeWrite.ARMED_RECORD_GONE
+                    LOG.error("outcome {} NOT recorded: {} since this executor armed it; an operator must check the key"
+                                    + " (`oncegate inspect`)", outcome.wireName(),
+                            write == ScopeProtocol.OutcomeWrite.ARMED_RECORD_GONE
                                     ? "its armed record is gone (the key was deleted, maybe recreated)"
                                     : "the scope znode was rewritten");
                 }
@@ -591,16 +597,14 @@ final class DefaultAttempt implements Attempt {
             if (e instanceof InterruptedException) {
                 interrupted = true;
             }
-            LOG.error("oncegate [key={} scope={} task={}] gave up recording outcome {} ({}); the scope stays armed and"
-                            + " reads as send_status_unknown to everyone", key.key(), view.scope(), gate.taskId,
-                    outcome.wireName(), e.toString());
+            LOG.error("gave up recording outcome {} ({}); the scope stays armed and reads as send_status_unknown to"
+                    + " everyone", outcome.wireName(), e.toString());
         }
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
         gate.metrics.outcome(outcome, recorded, boundary);
-        LOG.info("oncegate [key={} scope={} task={}] outcome {} (recorded={}): {}", key.key(), view.scope(),
-                gate.taskId, outcome.wireName(), recorded, detail);
+        LOG.info("outcome {} (recorded={}): {}", outcome.wireName(), recorded, detail);
         phase = Phase.DONE;
         gate.metrics.executorEnded();
         closeLatch();
@@ -649,8 +653,7 @@ final class DefaultAttempt implements Attempt {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
-            LOG.warn("oncegate [key={} scope={} task={}] could not read the scope after being fenced: {}",
-                    key.key(), view.scope(), gate.taskId, e.toString());
+            LOG.warn("could not read the scope after being fenced: {}", e.toString());
         }
         return new Decision.StopBusy(StopReason.FENCED, Evidence.of(scopePath, view.scope(),
                 "fenced during " + during + ": token " + token + " was superseded"));
@@ -675,7 +678,7 @@ final class DefaultAttempt implements Attempt {
             reason = StopReason.CONNECTION_LOST;
         } else {
             reason = StopReason.ZOOKEEPER_ERROR;
-            LOG.error("oncegate [key={} task={}] unexpected failure, failing closed", key.key(), gate.taskId, e);
+            LOG.error("unexpected failure, failing closed", e);
         }
         if (e instanceof KeeperException ke && ke.getPath() != null) {
             where = ke.getPath();
@@ -690,18 +693,15 @@ final class DefaultAttempt implements Attempt {
         if (d instanceof Decision.Proceed p) {
             phase = Phase.PROCEEDING;
             gate.metrics.executorStarted();
-            LOG.info("oncegate [key={} scope={} task={}] proceed with token {}", key.key(), p.scope(), gate.taskId, p.token());
+            LogContext.scope(p.scope());
+            LOG.debug("proceed with token {}", p.token());
             return;
         }
         Decision.Stop stop = (Decision.Stop) d;
         phase = Phase.STOPPED;
-        if (stop instanceof Decision.StopUnavailable) {
-            LOG.warn("oncegate [key={} task={}] {} ({}): {} at {}", key.key(), gate.taskId, stop.kind(),
-                    stop.reason().wireName(), stop.evidence().detail(), stop.evidence().path());
-        } else {
-            LOG.info("oncegate [key={} scope={} task={}] {} ({}): {}", key.key(), stop.evidence().scope(), gate.taskId,
-                    stop.kind(), stop.reason().wireName(), stop.evidence().detail());
-        }
+        LogContext.scope(stop.evidence().scope());
+        LOG.info("{} ({}): {} at {}", stop.kind(), stop.reason().wireName(), stop.evidence().detail(),
+                stop.evidence().path());
         // A consumed scope ends every waiter's election at about the same moment: leave in turn.
         closeLatch(stop instanceof Decision.StopSent || stop instanceof Decision.StopUnknown);
     }
@@ -730,15 +730,14 @@ final class DefaultAttempt implements Attempt {
         try {
             ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, token.version(), released, leaseNode);
             if (write.written()) {
-                LOG.info("oncegate [key={} scope={} task={}] released the lease without arming", key.key(), view.scope(), gate.taskId);
+                LOG.debug("released the lease without arming");
             } else if (countFenced && write.refusal() == ScopeProtocol.LeaseRefusal.VERSION_MOVED) {
                 gate.metrics.fenced("release");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
-            LOG.warn("oncegate [key={} scope={} task={}] could not release the lease ({}); it lapses after its TTL",
-                    key.key(), view.scope(), gate.taskId, e.toString());
+            LOG.warn("could not release the lease ({}); it lapses after its TTL", e.toString());
         }
         leasedScope = null;
     }
@@ -748,6 +747,12 @@ final class DefaultAttempt implements Attempt {
         if (phase == Phase.CLOSED) {
             return;
         }
+        try (LogContext ignored = logContext()) {
+            closeInContext();
+        }
+    }
+
+    private void closeInContext() {
         if (phase == Phase.PROCEEDING) {
             releaseLease(true);
             gate.metrics.executorEnded();
@@ -766,8 +771,7 @@ final class DefaultAttempt implements Attempt {
             try {
                 protocol.forgetWatches(path);
             } catch (Exception e) {
-                LOG.debug("oncegate [key={} task={}] could not remove the watches on {} ({}); they go when it changes",
-                        key.key(), gate.taskId, path, e.toString());
+                LOG.debug("could not remove the watches on {} ({}); they go when it changes", path, e.toString());
             }
         }
         watched.clear();
@@ -877,6 +881,22 @@ final class DefaultAttempt implements Attempt {
             if (events == seen && remaining > 0) {
                 monitor.wait(remaining);
             }
+        }
+    }
+
+    /** This attempt's MDC entries (key, scope once known, task) for the duration of a public entry point. */
+    private LogContext logContext() {
+        return LogContext.of(key, view == null ? -1 : view.scope(), gate.taskId);
+    }
+
+    /** The work of an entry point that may be interrupted. */
+    private interface Work<T> {
+        T run() throws InterruptedException;
+    }
+
+    private <T> T inLogContext(Work<T> work) throws InterruptedException {
+        try (LogContext ignored = logContext()) {
+            return work.run();
         }
     }
 

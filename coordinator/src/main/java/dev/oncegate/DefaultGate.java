@@ -78,7 +78,7 @@ final class DefaultGate implements Gate {
         }
         DefaultAttempt attempt = new DefaultAttempt(this, key);
         live.add(attempt);
-        try {
+        try (LogContext ignored = LogContext.of(key, -1, taskId)) {
             attempt.enter(wait);
         } catch (InterruptedException | RuntimeException | Error e) {
             attempt.close();
@@ -123,11 +123,13 @@ final class DefaultGate implements Gate {
 
     private void onConnectionState(CuratorFramework c, ConnectionState state) {
         metrics.connectionState(state);
-        if (state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {
-            LOG.warn("oncegate namespace {} [task={}]: ZooKeeper connection {}; executors without a confirmed"
-                    + " revalidation will stop", ns.namespace, taskId, state);
-        } else {
-            LOG.info("oncegate namespace {} [task={}]: ZooKeeper connection {}", ns.namespace, taskId, state);
+        try (LogContext ignored = LogContext.ofTask(taskId)) {
+            if (state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {
+                LOG.warn("oncegate namespace {}: ZooKeeper connection {}; executors without a confirmed revalidation"
+                        + " will stop", ns.namespace, state);
+            } else {
+                LOG.info("oncegate namespace {}: ZooKeeper connection {}", ns.namespace, state);
+            }
         }
         for (DefaultAttempt attempt : live) {
             attempt.onConnectionState(state);
@@ -144,8 +146,10 @@ final class DefaultGate implements Gate {
             }
         }
         if (!routed) {
-            LOG.warn("oncegate namespace {} [task={}]: unhandled Curator error not tied to a live attempt: {}",
-                    ns.namespace, taskId, message, error);
+            try (LogContext ignored = LogContext.ofTask(taskId)) {
+                LOG.warn("oncegate namespace {}: unhandled Curator error not tied to a live attempt: {}", ns.namespace,
+                        message, error);
+            }
         }
     }
 }

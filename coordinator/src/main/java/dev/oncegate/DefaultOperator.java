@@ -359,11 +359,13 @@ final class DefaultOperator implements Operator {
 
     private static KeySummary summary(KeyHistory h) {
         KeyHistory.Scope latest = h.scopes().isEmpty() ? null : h.scopes().get(h.scopes().size() - 1);
+        int unused = (int) h.authorizations().stream()
+                .filter(a -> a.status() == KeyHistory.AuthorizationStatus.UNUSED).count();
         if (!h.readable()) {
             return new KeySummary(h.key(), h.path(), null, h.scopes().size(), null, h.record(),
-                    h.unreadable().get(0).path() + ": " + h.unreadable().get(0).problem());
+                    h.unreadable().get(0).path() + ": " + h.unreadable().get(0).problem(), unused, h.unreadable().size());
         }
-        return new KeySummary(h.key(), h.path(), h.state(), h.scopes().size(), since(latest), h.record(), null);
+        return new KeySummary(h.key(), h.path(), h.state(), h.scopes().size(), since(latest), h.record(), null, unused, 0);
     }
 
     /** When a scope entered its state. */
@@ -410,6 +412,13 @@ final class DefaultOperator implements Operator {
         } catch (KeeperException.NoNodeException e) {
             return List.of();
         }
+    }
+
+    // ---- checkup --------------------------------------------------------------------------------
+
+    @Override
+    public Checkup checkup(String digestId) throws InterruptedException {
+        return run("check namespace " + ns.namespace, () -> NamespaceCheckup.run(ns, digestId));
     }
 
     // ---- authorize ------------------------------------------------------------------------------

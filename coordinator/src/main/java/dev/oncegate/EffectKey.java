@@ -16,7 +16,8 @@ import java.util.regex.Pattern;
  * The global identity of one intended effect: a destination and the SHA-256 of the exact
  * content bytes delivered there. It never depends on a local path, a file name or a worker.
  *
- * <p>The canonical text and the key are fixed byte for byte by {@code shared/key-vectors.json}:
+ * <p>The canonical text and the key are fixed byte for byte by the vectors in
+ * {@code coordinator/src/test/resources/key-vectors.json}, which the tests reproduce:
  * <pre>
  * oncegate-key/v1\n
  * provider:PCT(provider)\n
@@ -37,6 +38,8 @@ public record EffectKey(String key, Destination destination, String sha256) {
 
     private static final Pattern HEX64 = Pattern.compile("[0-9a-f]{64}");
     private static final HexFormat HEX = HexFormat.of();
+    /** Hex characters in an {@link #idempotencyKey}: 128 bits. */
+    private static final int IDEMPOTENCY_KEY_LENGTH = 32;
 
     /**
      * Checks that {@code key} is derived from {@code destination} and {@code sha256}.
@@ -122,6 +125,31 @@ public record EffectKey(String key, Destination destination, String sha256) {
      */
     public String path(String namespace) {
         return Layout.keyPath(Layout.checkNamespace(namespace), key);
+    }
+
+    /**
+     * The provider idempotency token of this effect's scope {@code scope}: the same for every
+     * request an executor of that scope makes (its own retries, a request it resends after a
+     * pause), and different in every other scope — a scope opened after a proven
+     * {@code not_sent} or by an operator's redelivery authorization is a new intent, which a
+     * provider must not deduplicate against the old one. It does not depend on the executor,
+     * its task or its fencing token, and it is not secret: it is derived from the key alone.
+     *
+     * <p>Exactly: the first 32 characters of the lower-case hex SHA-256 of the UTF-8 text
+     * {@code "oncegate-idempotency/v1\n" + key + "\n" + scope + "\n"} (scope in decimal) —
+     * 128 bits, short enough for every provider's idempotency-key field. In a shell:
+     * {@code printf 'oncegate-idempotency/v1\n%s\n%s\n' KEY SCOPE | sha256sum | cut -c1-32}.
+     *
+     * @param scope the scope, 0 or more
+     * @return 32 lower-case hex characters
+     * @throws IllegalArgumentException when the scope is negative
+     */
+    public String idempotencyKey(int scope) {
+        if (scope < 0) {
+            throw new IllegalArgumentException("scope: must be 0 or more, got " + scope);
+        }
+        String text = "oncegate-idempotency/v1\n" + key + "\n" + scope + "\n";
+        return hexSha256(text.getBytes(StandardCharsets.UTF_8)).substring(0, IDEMPOTENCY_KEY_LENGTH);
     }
 
     /**

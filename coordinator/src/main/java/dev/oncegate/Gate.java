@@ -63,7 +63,7 @@ public interface Gate extends AutoCloseable {
 
     /**
      * {@link #initialize(CuratorFramework, String)} with access control: the genesis names the
-     * three roles' digest ids (SPEC §6), every znode oncegate writes from then on gets its role
+     * three roles' digest ids (the README's "Access control"), every znode oncegate writes from then on gets its role
      * ACL, and the namespace's own znodes get theirs now. The client should be authenticated as
      * the admin. The genesis is recorded in {@code marks} (and they are flushed), so a later
      * rollback of this namespace is caught by this host. An existing genesis is left as it is,

@@ -7,7 +7,7 @@ import java.util.Objects;
  * A namespace's identity, written once by {@code oncegate init}. Gates remember the id they
  * first saw and refuse to work when it is missing or different: lost or replaced ZooKeeper
  * data must never look like a fresh start. When access control is on, it also names the three
- * roles' identities (SPEC §6), from which every record's ACL is derived.
+ * roles' identities (the README's "Access control"), from which every record's ACL is derived.
  *
  * <p>Immutable and thread-safe.
  *

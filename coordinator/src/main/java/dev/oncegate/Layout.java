@@ -16,6 +16,8 @@ import org.apache.curator.utils.PathUtils;
  * KEY/N/armed-ATTEMPT             immutable arming record, named by the attempt that armed
  * KEY/N/outcome                   immutable outcome record
  * KEY/authorizations/reconciled-N operator reconciliation of scope N (unknown → sent_verified)
+ * NS/keys/doctor-SEQ              oncegate doctor's ephemeral probe (the server's clock, the create
+ *                                 permission); gone with its session, and not a bucket
  * </pre>
  *
  * <p>ZooKeeper checks versions only, and a recreated znode restarts at version 0: a version alone
@@ -74,6 +76,17 @@ final class Layout {
 
     static String keys(String ns) {
         return ns + "/" + KEYS;
+    }
+
+    /** The prefix of a health check's ephemeral probe under the keys ({@code create -e -s}). */
+    static String probe(String ns) {
+        return keys(ns) + "/doctor-";
+    }
+
+    /** Whether a child name of {@code NS/keys} or of a first-level bucket is a bucket: two lower-case hex digits. */
+    static boolean isBucket(String name) {
+        return name.length() == 2 && Character.digit(name.charAt(0), 16) >= 0 && Character.digit(name.charAt(1), 16) >= 0
+                && name.equals(name.toLowerCase(java.util.Locale.ROOT));
     }
 
     static String bucket(String ns, String key) {

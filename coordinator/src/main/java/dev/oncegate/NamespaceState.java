@@ -95,6 +95,11 @@ final class NamespaceState {
         }
     }
 
+    /** The genesis first seen (null before the first {@link #checkGenesis}). */
+    Genesis genesis() {
+        return genesis.get();
+    }
+
     /** The genesis id first seen (null before the first {@link #checkGenesis}). */
     String genesisId() {
         Genesis g = genesis.get();

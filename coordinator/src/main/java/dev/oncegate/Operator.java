@@ -25,7 +25,7 @@ import org.apache.curator.framework.imps.CuratorFrameworkState;
  * System.out.println(story.nextAttempt());   // what a new attempt would do now, and why
  * }</pre>
  *
- * <p>Under access control (SPEC §6) each operation needs its role's credentials on the client:
+ * <p>Under access control (the README's "Access control") each operation needs its role's credentials on the client:
  * inspect and list any role; authorize and reconcile the operator (or admin); gc the admin.
  *
  * <p>Thread-safe. The caller owns the client.
@@ -108,6 +108,20 @@ public interface Operator {
     long applyRoles(Genesis.Roles roles, Consumer<String> each) throws InterruptedException;
 
     /**
+     * A health check of the namespace as this client sees it ({@code oncegate doctor}): the genesis
+     * as a gate judges it (and against this host's rollback witness, when the operator was built
+     * with its {@link ZxidMarks}); the role of the identity whose digest id is {@code digestId}
+     * (what {@link OncegateAcl#digest} gives for the client's {@code user:password}; null for an
+     * unauthenticated client) and whether the ACLs of the namespace's own znodes and of one sample key
+     * are their role ACLs; and the server's clock. To prove the create permission and read that clock it
+     * creates one ephemeral znode, {@code NS/keys/doctor-N}, where the role may create (a worker,
+     * the admin, anyone without access control); it goes with the client's session. Nothing else is written.
+     *
+     * @throws OncegateException when ZooKeeper cannot be read (unreachable, session lost)
+     */
+    Checkup checkup(String digestId) throws InterruptedException;
+
+    /**
      * Which keys {@link #list} reports.
      *
      * @param state     only keys in this state (null: all); {@code SEND_STATUS_UNKNOWN} includes
@@ -132,7 +146,9 @@ public interface Operator {
     }
 
     /**
-     * One key, as {@link #list} reports it.
+     * One key, as {@link #list} reports it: enough to tell the namespace's backlog (keys by
+     * state, armed without outcome and since when, pending authorizations, unreadable records)
+     * without reading each key again.
      *
      * @param key     the key
      * @param path    its znode
@@ -142,9 +158,13 @@ public interface Operator {
      *                null when unreadable
      * @param record  the key record (destination, sha256), or null when unreadable
      * @param problem what could not be read, or null
+     * @param unusedAuthorizations its redelivery authorizations that would open the next scope now
+     *                             ({@link KeyHistory.AuthorizationStatus#UNUSED}): 0 or 1
+     * @param unreadableRecords    how many of its records could not be read or contradict the
+     *                             protocol ({@link KeyHistory#unreadable()}); 0 when {@code problem} is null
      */
     record KeySummary(String key, String path, ScopeState state, int scopes, Instant since, KeyHistory.KeyRecord record,
-                      String problem) {
+                      String problem, int unusedAuthorizations, int unreadableRecords) {
     }
 
     /**

@@ -971,6 +971,54 @@ final class ScopeProtocol {
         }
     }
 
+    // ---- health check (oncegate doctor) ------------------------------------------------------
+
+    /**
+     * What a health check's probe create left.
+     *
+     * @param path     the probe's znode (ephemeral: gone with the session)
+     * @param stat     its stat: the server's clock as {@code ctime}, the ensemble's progress as {@code czxid}
+     * @param sent     this process's clock when the create was sent
+     * @param received this process's clock when its reply came
+     */
+    record Probe(String path, Stat stat, Instant sent, Instant received) {
+    }
+
+    /**
+     * {@code create -e -s NS/keys/doctor-}: an ephemeral, sequential probe under the keys (where
+     * a worker may create), for the server's clock and the create permission. Not a bucket (bucket
+     * names are two hex digits), so key walks find no key under it; it goes with the session.
+     */
+    Probe probe() throws Exception {
+        Stat stat = new Stat();
+        Instant sent = clock.instant();
+        String path = client.create().storingStatIn(stat).withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                .withACL(acl(Layout.Kind.KEYS)).forPath(Layout.probe(namespace), new byte[0]);
+        Instant received = clock.instant();
+        saw(stat);
+        return new Probe(path, stat, sent, received);
+    }
+
+    /** {@code getACL PATH}; null when the znode does not exist. */
+    List<ACL> readAcl(String path) throws Exception {
+        try {
+            return client.getACL().forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            return null;
+        }
+    }
+
+    /** {@code getChildren PATH}, sorted; empty when the znode does not exist. */
+    List<String> children(String path) throws Exception {
+        try {
+            List<String> names = new ArrayList<>(client.getChildren().forPath(path));
+            names.sort(null);
+            return names;
+        } catch (KeeperException.NoNodeException e) {
+            return List.of();
+        }
+    }
+
     // ---- multi results ---------------------------------------------------------------------
 
     /** The highest zxid a successful multi reveals (from its setData/check stats; creates carry none). */

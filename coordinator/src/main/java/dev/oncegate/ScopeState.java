@@ -3,7 +3,7 @@ package dev.oncegate;
 import java.util.Locale;
 
 /**
- * The state of one scope of a key (SPEC §3), as every contender reads it.
+ * The state of one scope of a key (the README's "Concepts"), as every contender reads it.
  *
  * <p>Immutable and thread-safe.
  */

@@ -22,9 +22,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Every vector of shared/key-vectors.json reproduces byte for byte, whichever way the content
- * arrives. The vectors run from this module's copy in the test resources; the copy is compared
- * with the shared file when that is found, and the comparison reports "skipped" when it is not.
+ * Every vector of {@code key-vectors.json} (this module's test resources) reproduces byte for
+ * byte, whichever way the content arrives. Where the project's specification keeps its own copy
+ * beside the repository, the two are compared; without it that comparison reports "skipped".
  */
 class EffectKeyVectorsTest {
 
@@ -97,6 +97,18 @@ class EffectKeyVectorsTest {
 
         assertThat(EffectKey.of(d, a)).isEqualTo(EffectKey.of(d, b));
         assertThat(EffectKey.of(d, a).key()).isEqualTo("db8c90dd89059f7dd1bfda7322e3ca93b87c6dad345d2c15415b74e2a8e31526");
+    }
+
+    @Test
+    void idempotencyKey_isTheDocumentedDerivation_perScope() {
+        EffectKey key = EffectKey.of(Destination.stable("slack", "C024BE91L"), "hello world\n".getBytes(StandardCharsets.UTF_8));
+
+        // printf 'oncegate-idempotency/v1\n%s\n%s\n' KEY SCOPE | sha256sum | cut -c1-32
+        assertThat(key.idempotencyKey(0)).isEqualTo("3811eda8acbca315e9850f7af8351b4a");
+        assertThat(key.idempotencyKey(1)).isEqualTo("e8acc2468df4037dc53dd59f2fe16a79");
+        assertThat(new BoundaryAction.Context(key, 1, new FencingToken(7, 99L), "any-task").idempotencyKey())
+                .isEqualTo(key.idempotencyKey(1));
+        assertThatThrownBy(() -> key.idempotencyKey(-1)).hasMessageStartingWith("scope:");
     }
 
     @Test

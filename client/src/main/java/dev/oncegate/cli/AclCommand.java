@@ -21,13 +21,7 @@ import picocli.CommandLine.Option;
 final class AclCommand implements Callable<Integer> {
 
     @Mixin
-    CommonOptions common;
-
-    @Mixin
-    ConnectOptions connection;
-
-    @Mixin
-    StateOptions state;
+    ZooKeeperOptions zookeeper;
 
     @Mixin
     RoleOptions roleOptions;
@@ -37,15 +31,14 @@ final class AclCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
-        String namespace = common.namespace();
+        String namespace = zookeeper.namespace();
         Map<String, Credentials> identities = roleOptions.identities();
         if (identities == null) {
             throw new IllegalArgumentException("acl: give the new identities: --worker, --operator and --admin (or --roles-file)");
         }
         Genesis.Roles roles = RoleOptions.roles(identities);
-        ZooKeeperConnection.Settings settings = connection.settings().alsoAs(identities.get("admin"));
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
-            long count = zk.operator(state).applyRoles(roles, path -> {
+        try (ZooKeeperConnection zk = zookeeper.connect(zookeeper.settings().alsoAs(identities.get("admin")))) {
+            long count = zk.operator().applyRoles(roles, path -> {
                 if (!quiet) {
                     System.err.println("oncegate acl: " + path);
                 }

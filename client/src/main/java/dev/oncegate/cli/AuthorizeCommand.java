@@ -3,7 +3,6 @@ package dev.oncegate.cli;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
-import dev.oncegate.EffectKey;
 import dev.oncegate.KeyHistory;
 import dev.oncegate.Operator;
 import picocli.CommandLine.Command;
@@ -33,13 +32,7 @@ final class AuthorizeCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Mixin
-    CommonOptions common;
-
-    @Mixin
-    ConnectOptions connection;
-
-    @Mixin
-    StateOptions state;
+    ZooKeeperOptions zookeeper;
 
     @Option(names = "--key", paramLabel = "KEY", required = true, description = "The key, 64 lower-case hex characters.")
     String key;
@@ -52,43 +45,30 @@ final class AuthorizeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        String namespace = common.namespace();
-        ZooKeeperConnection.Settings settings = connection.settings();
-        try {
-            EffectKey.requireKeyText(key);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("--" + e.getMessage(), e);
-        }
+        EffectKeyOptions.keyOption(key);
         if (by.isBlank()) {
             throw new ParameterException(spec.commandLine(), "--by: must name who authorizes");
         }
         if (reason.isBlank()) {
             throw new ParameterException(spec.commandLine(), "--reason: must say why");
         }
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
-            Operator.Authorized done;
-            try {
-                done = zk.operator(state).authorize(key, by, reason);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("refused: " + e.getMessage(), e);
-            }
-            Map<String, Object> out = Json.object();
-            out.put("key", key);
-            out.put("path", done.path());
-            out.put("after", done.after());
-            out.put("created", done.created());
-            out.put("status", done.status().wireName());
-            out.put("by", done.by());
-            out.put("reason", done.reason());
-            System.out.println(Json.line(out));
-            if (!done.created() && done.status() != KeyHistory.AuthorizationStatus.UNUSED
-                    && done.status() != KeyHistory.AuthorizationStatus.USED) {
-                System.err.println("oncegate authorize: " + done.path() + " exists already and will never be honoured ("
-                        + done.status().wireName() + "): an admin must remove it (zkCli: delete " + done.path()
-                        + ") before scope " + done.after() + " can be authorized");
-                return ExitCode.USAGE;
-            }
-            return ExitCode.OK;
+        Operator.Authorized done = zookeeper.withOperator(operator -> operator.authorize(key, by, reason));
+        Map<String, Object> out = Json.object();
+        out.put("key", key);
+        out.put("path", done.path());
+        out.put("after", done.after());
+        out.put("created", done.created());
+        out.put("status", done.status().wireName());
+        out.put("by", done.by());
+        out.put("reason", done.reason());
+        System.out.println(Json.line(out));
+        if (!done.created() && done.status() != KeyHistory.AuthorizationStatus.UNUSED
+                && done.status() != KeyHistory.AuthorizationStatus.USED) {
+            System.err.println("oncegate authorize: " + done.path() + " exists already and will never be honoured ("
+                    + done.status().wireName() + "): an admin must remove it (zkCli: delete " + done.path()
+                    + ") before scope " + done.after() + " can be authorized");
+            return ExitCode.USAGE;
         }
+        return ExitCode.OK;
     }
 }

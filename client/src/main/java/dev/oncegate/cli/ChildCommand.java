@@ -12,10 +12,10 @@ import dev.oncegate.ProvenNotSentException;
 
 /**
  * The wrapped COMMAND as a {@link BoundaryAction}: started only after the scope was armed,
- * with the key, scope and fencing token in its environment, and its stdin/stdout/stderr
- * inherited untouched. Exit 0 is {@code sent_verified}; exit {@code --not-sent-exit} is
- * {@code not_sent}; a command that could not even be started never ran, so it is
- * {@code not_sent} too; anything else (another exit, a signal, the timeout) is
+ * with the key, scope, fencing token and idempotency key in its environment, and its
+ * stdin/stdout/stderr inherited untouched. Exit 0 is {@code sent_verified}; exit
+ * {@code --not-sent-exit} is {@code not_sent}; a command that could not even be started never
+ * ran, so it is {@code not_sent} too; anything else (another exit, a signal, the timeout) is
  * {@code send_status_unknown}.
  *
  * <p>Thread-safety: {@link #deliver} runs on the main thread; {@link #terminate} may be called
@@ -56,6 +56,7 @@ final class ChildCommand implements BoundaryAction {
         env.put("ONCEGATE_SCOPE", Integer.toString(context.scope()));
         env.put("ONCEGATE_FENCING_TOKEN", Integer.toString(context.token().version()));
         env.put("ONCEGATE_FENCING_ZXID", Long.toString(context.token().zxid()));
+        env.put("ONCEGATE_IDEMPOTENCY_KEY", context.idempotencyKey());
         Process p;
         synchronized (lock) {
             if (terminating) {
@@ -73,7 +74,7 @@ final class ChildCommand implements BoundaryAction {
             exited = timeout == null ? waitUninterruptibly(p, null) : waitUninterruptibly(p, timeout);
         } finally {
             if (p.isAlive()) {
-                killTree(p, Duration.ZERO);
+                ProcessTree.kill(p, Duration.ZERO);
             }
         }
         if (!exited) {
@@ -127,7 +128,7 @@ final class ChildCommand implements BoundaryAction {
             p = process;
         }
         if (p != null && p.isAlive()) {
-            killTree(p, GRACE);
+            ProcessTree.kill(p, GRACE);
         }
     }
 
@@ -143,32 +144,8 @@ final class ChildCommand implements BoundaryAction {
             }
             return p.waitFor(limit.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
-            killTree(p, Duration.ZERO);
+            ProcessTree.kill(p, Duration.ZERO);
             throw e;
-        }
-    }
-
-    /**
-     * Kills the process and all its descendants (collected first: once the parent dies, its
-     * children are re-parented and no longer found). With a grace period, asks politely first.
-     */
-    static void killTree(Process p, Duration grace) {
-        List<ProcessHandle> tree = p.descendants().toList();
-        if (!grace.isZero()) {
-            tree.forEach(ProcessHandle::destroy);
-            p.destroy();
-            try {
-                p.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        tree.forEach(ProcessHandle::destroyForcibly);
-        p.destroyForcibly();
-        try {
-            p.waitFor(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 

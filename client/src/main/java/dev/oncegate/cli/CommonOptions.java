@@ -11,20 +11,35 @@ import picocli.CommandLine.Option;
  */
 final class CommonOptions {
 
-    @Option(names = "--namespace", paramLabel = "PATH", defaultValue = Gate.DEFAULT_NAMESPACE,
-            description = "ZooKeeper namespace (default: ${DEFAULT-VALUE}).")
+    static final String NAMESPACE_ENV = "ONCEGATE_NAMESPACE";
+
+    @Option(names = "--namespace", paramLabel = "PATH",
+            description = "ZooKeeper namespace (default: $$" + NAMESPACE_ENV + ", else " + Gate.DEFAULT_NAMESPACE + ").")
     String namespace;
 
     @Option(names = {"-v", "--verbose"},
-            description = "Log oncegate's decisions at INFO on stderr (also: ONCEGATE_VERBOSE=1).")
+            description = "Log oncegate's stops and outcomes (INFO) on stderr, each line ending with its key, scope"
+                    + " and task (also: ONCEGATE_VERBOSE=1).")
     boolean verbose;
 
     /**
-     * The namespace, checked by the library's own rules.
+     * The namespace: --namespace, else a non-empty $ONCEGATE_NAMESPACE, else the default; checked
+     * by the library's own rules.
      *
      * @throws IllegalArgumentException naming the namespace when it is not an absolute ZooKeeper path
      */
     String namespace() {
-        return Gate.checkNamespace(namespace);
+        if (namespace != null) {
+            return Gate.checkNamespace(namespace);
+        }
+        String env = System.getenv(NAMESPACE_ENV);
+        if (env == null || env.isEmpty()) {
+            return Gate.DEFAULT_NAMESPACE;
+        }
+        try {
+            return Gate.checkNamespace(env);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(NAMESPACE_ENV + ": " + e.getMessage(), e);
+        }
     }
 }

@@ -1,17 +1,13 @@
 package dev.oncegate.cli;
 
-import java.io.IOException;
-import java.io.OutputStream;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.StringJoiner;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
-import com.sun.net.httpserver.HttpServer;
 import dev.oncegate.OncegateMeters;
 import dev.oncegate.testing.ChaosRun;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -34,7 +30,9 @@ import picocli.CommandLine.Spec;
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = {"Run a fleet of simulated agent workers against an embedded ZooKeeper while faults are"
                 + " injected, and check that every effect was delivered at most once.",
-                "Exit 0 only when there was no duplicate delivery and every effect was decided."})
+                "Exit 0 only when there was no duplicate delivery and every effect was decided."},
+        footer = {"", "Exit codes: 0 no duplicate delivery and every effect decided; 1 an effect was delivered twice or"
+                + " left undecided; 2 bad options; 130 interrupted (SIGINT/SIGTERM)."})
 final class DemoCommand implements Callable<Integer> {
 
     /** The demo's exit code when an effect was delivered twice or left undecided. */
@@ -111,7 +109,11 @@ final class DemoCommand implements Callable<Integer> {
         err.println("oncegate demo: seed " + config.seed() + " (replay with --seed " + config.seed() + "), "
                 + workers + " workers, " + effects + " effects x " + contenders + " contenders, faults for "
                 + Durations.format(duration) + " at " + faultRate + "/s on " + (ensemble ? "a 3-server ensemble" : "one server"));
-        HttpServer metrics = metricsPort == null ? null : serveMetrics(registry, metricsPort, err);
+        MetricsEndpoint metrics = null;
+        if (metricsPort != null) {
+            metrics = MetricsEndpoint.serve(registry, new InetSocketAddress("127.0.0.1", metricsPort), "--metrics-port");
+            err.println("oncegate demo: metrics on " + metrics.url());
+        }
         Thread main = Thread.currentThread();
         // Not main.join(): once cleaned up, main calls System.exit, which blocks while this hook runs.
         java.util.concurrent.CountDownLatch cleanedUp = new java.util.concurrent.CountDownLatch(1);
@@ -133,7 +135,7 @@ final class DemoCommand implements Callable<Integer> {
             return 130;
         } finally {
             if (metrics != null) {
-                metrics.stop(0);
+                metrics.close();
             }
             if (tty) {
                 err.println();
@@ -158,26 +160,6 @@ final class DemoCommand implements Callable<Integer> {
         } else if (p.elapsed().toSeconds() % 5 == 0) {
             err.println(line);
         }
-    }
-
-    private static HttpServer serveMetrics(PrometheusMeterRegistry registry, int port, PrintStream err) throws IOException {
-        HttpServer server;
-        try {
-            server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 0);
-        } catch (IOException e) {
-            throw new IllegalArgumentException("metrics-port: cannot listen on 127.0.0.1:" + port + ": " + e.getMessage(), e);
-        }
-        server.createContext("/metrics", exchange -> {
-            byte[] body = registry.scrape().getBytes(StandardCharsets.UTF_8);
-            exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-            exchange.sendResponseHeaders(200, body.length);
-            try (OutputStream out = exchange.getResponseBody()) {
-                out.write(body);
-            }
-        });
-        server.start();
-        err.println("oncegate demo: metrics on http://127.0.0.1:" + port + "/metrics");
-        return server;
     }
 
     static Map<String, Object> jsonReport(ChaosRun.Report r) {

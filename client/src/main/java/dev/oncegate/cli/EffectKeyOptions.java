@@ -30,6 +30,19 @@ final class EffectKeyOptions {
             description = "The exact bytes to deliver; their SHA-256 is part of the key.")
     Path file;
 
+    /**
+     * A key given as text, {@code --key KEY}: 64 lower-case hex characters.
+     *
+     * @throws IllegalArgumentException naming --key when it is malformed (exit 2)
+     */
+    static String keyOption(String key) {
+        try {
+            return EffectKey.requireKeyText(key);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--" + e.getMessage(), e);
+        }
+    }
+
     /** Whether any of these options was given. */
     boolean anyGiven() {
         return dest != null || destName != null || file != null;

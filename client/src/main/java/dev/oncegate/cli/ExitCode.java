@@ -5,7 +5,7 @@ import dev.oncegate.Decision;
 import dev.oncegate.Outcome;
 
 /**
- * The exit codes of SPEC §7, shared by every subcommand: {@code run} uses all of them, the
+ * The exit codes of the README's "Command-line client", shared by every subcommand: {@code run} uses all of them, the
  * other commands use 0, 2 and 13.
  */
 final class ExitCode {

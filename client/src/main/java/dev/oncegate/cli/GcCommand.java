@@ -29,13 +29,7 @@ final class GcCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Mixin
-    CommonOptions common;
-
-    @Mixin
-    ConnectOptions connection;
-
-    @Mixin
-    StateOptions state;
+    ZooKeeperOptions zookeeper;
 
     @Option(names = "--older-than", paramLabel = "DURATION", required = true, converter = Durations.class,
             description = "Remove keys consumed at least this long ago (e.g. 90d).")
@@ -46,26 +40,22 @@ final class GcCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        String namespace = common.namespace();
-        ZooKeeperConnection.Settings settings = connection.settings();
         if (olderThan.isZero() || olderThan.isNegative()) {
             throw new ParameterException(spec.commandLine(), "--older-than: must be more than zero");
         }
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
-            Operator.GcReport report = zk.operator(state).gc(olderThan, dryRun, entry -> {
-                Map<String, Object> out = Json.object();
-                out.put("key", entry.key());
-                out.put("path", entry.path());
-                out.put("state", Render.state(entry.state()));
-                out.put("since", Json.instant(entry.since()));
-                out.put("removed", entry.removed());
-                out.put("dry_run", dryRun);
-                out.put("skipped", entry.skipped());
-                System.out.println(Json.line(out));
-            });
-            System.err.println("oncegate gc: " + (dryRun ? "would remove " : "removed ") + report.removed() + " of "
-                    + report.scanned() + " keys" + (report.skipped() > 0 ? ", skipped " + report.skipped() : ""));
-            return ExitCode.OK;
-        }
+        Operator.GcReport report = zookeeper.withOperator(operator -> operator.gc(olderThan, dryRun, entry -> {
+            Map<String, Object> out = Json.object();
+            out.put("key", entry.key());
+            out.put("path", entry.path());
+            out.put("state", Render.state(entry.state()));
+            out.put("since", Json.instant(entry.since()));
+            out.put("removed", entry.removed());
+            out.put("dry_run", dryRun);
+            out.put("skipped", entry.skipped());
+            System.out.println(Json.line(out));
+        }));
+        System.err.println("oncegate gc: " + (dryRun ? "would remove " : "removed ") + report.removed() + " of "
+                + report.scanned() + " keys" + (report.skipped() > 0 ? ", skipped " + report.skipped() : ""));
+        return ExitCode.OK;
     }
 }

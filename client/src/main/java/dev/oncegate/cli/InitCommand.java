@@ -11,7 +11,7 @@ import picocli.CommandLine.Mixin;
 /**
  * {@code oncegate init}: writes the namespace's genesis record once (a second run changes
  * nothing); with role identities, the genesis names their digest ids and every znode of the
- * namespace gets its role ACL (SPEC §6).
+ * namespace gets its role ACL (the README's "Access control").
  */
 @Command(name = "init", mixinStandardHelpOptions = true,
         description = "Write the namespace's genesis record (idempotent: an initialised namespace is left as it is)."
@@ -23,29 +23,23 @@ import picocli.CommandLine.Mixin;
 final class InitCommand implements Callable<Integer> {
 
     @Mixin
-    CommonOptions common;
-
-    @Mixin
-    ConnectOptions connection;
-
-    @Mixin
-    StateOptions state;
+    ZooKeeperOptions zookeeper;
 
     @Mixin
     RoleOptions roleOptions;
 
     @Override
     public Integer call() throws InterruptedException {
-        String namespace = common.namespace();
+        String namespace = zookeeper.namespace();
         Map<String, Credentials> roles = roleOptions.identities();
-        ZooKeeperConnection.Settings settings = connection.settings();
+        ZooKeeperConnection.Settings settings = zookeeper.settings();
         if (settings.credentials() == null && roles != null) {
             settings = new ZooKeeperConnection.Settings(settings.connect(), settings.connectTimeout(), settings.clientConfig(),
                     roles.get("admin"));
         }
         Genesis.Roles wanted = roles == null ? null : RoleOptions.roles(roles);
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
-            Gate.Initialization init = Gate.initialize(zk.client(), namespace, wanted, state.marks(settings.connect()));
+        try (ZooKeeperConnection zk = zookeeper.connect(settings)) {
+            Gate.Initialization init = Gate.initialize(zk.client(), namespace, wanted, zk.marks());
             Genesis g = init.genesis();
             if (!init.created() && wanted != null && !wanted.equals(g.roles())) {
                 System.err.println("oncegate init: " + namespace + " was initialised already with "

@@ -2,7 +2,6 @@ package dev.oncegate.cli;
 
 import java.util.concurrent.Callable;
 
-import dev.oncegate.EffectKey;
 import dev.oncegate.KeyHistory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -13,6 +12,8 @@ import picocli.CommandLine.Spec;
 
 /** {@code oncegate inspect}: the whole story of one key, read without a lock, with what a new attempt would do now. */
 @Command(name = "inspect", mixinStandardHelpOptions = true,
+        customSynopsis = {"oncegate inspect [OPTIONS] (--key=KEY | (--dest=PROVIDER:ID |",
+                "                        --dest-name=PROVIDER:TITLE) --file=PATH)"},
         description = "Print the whole story of a key, in order: every scope (state, lease and its last takeover, armed,"
                 + " outcome, reconciliation), every authorization (used, unused, stale, premature, unreadable, ignored),"
                 + " every record that cannot be read (path, raw bytes, the problem, how to repair it), what a new attempt"
@@ -26,13 +27,7 @@ final class InspectCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Mixin
-    CommonOptions common;
-
-    @Mixin
-    ConnectOptions connection;
-
-    @Mixin
-    StateOptions state;
+    ZooKeeperOptions zookeeper;
 
     @Option(names = "--key", paramLabel = "KEY", description = "The key, 64 lower-case hex characters.")
     String key;
@@ -42,14 +37,10 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
-        String namespace = common.namespace();
-        ZooKeeperConnection.Settings settings = connection.settings();
         String keyText = resolveKey();
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
-            KeyHistory history = zk.operator(state).inspect(keyText);
-            System.out.println(Json.line(Render.history(history)));
-            return history.readable() ? ExitCode.OK : ExitCode.STOP_UNAVAILABLE;
-        }
+        KeyHistory history = zookeeper.withOperator(operator -> operator.inspect(keyText));
+        System.out.println(Json.line(Render.history(history)));
+        return history.readable() ? ExitCode.OK : ExitCode.STOP_UNAVAILABLE;
     }
 
     private String resolveKey() {
@@ -58,11 +49,7 @@ final class InspectCommand implements Callable<Integer> {
                     "--key and --dest/--dest-name/--file are mutually exclusive: name the key one way");
         }
         if (key != null) {
-            try {
-                return EffectKey.requireKeyText(key);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--" + e.getMessage(), e);
-            }
+            return EffectKeyOptions.keyOption(key);
         }
         if (!effect.anyGiven()) {
             throw new ParameterException(spec.commandLine(),

@@ -11,7 +11,10 @@ import picocli.CommandLine.Spec;
 
 /** {@code oncegate key}: computes an effect key and its znode path; needs no ZooKeeper. */
 @Command(name = "key", mixinStandardHelpOptions = true,
-        description = "Print the effect key of a destination and a file, and its znode path (no ZooKeeper needed).")
+        customSynopsis = {"oncegate key [OPTIONS] (--dest=PROVIDER:ID | --dest-name=PROVIDER:TITLE)",
+                "                    --file=PATH"},
+        description = "Print the effect key of a destination and a file, and its znode path (no ZooKeeper needed).",
+        footer = {"", "Exit codes: 0 printed; 2 bad input (a malformed destination, an unreadable file)."})
 final class KeyCommand implements Callable<Integer> {
 
     @Spec

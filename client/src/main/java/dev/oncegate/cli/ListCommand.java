@@ -29,13 +29,7 @@ final class ListCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Mixin
-    CommonOptions common;
-
-    @Mixin
-    ConnectOptions connection;
-
-    @Mixin
-    StateOptions stateOptions;
+    ZooKeeperOptions zookeeper;
 
     @Option(names = "--state", paramLabel = "STATE",
             description = "Only keys in this state: open, leased, armed, sent_verified, send_status_unknown (which"
@@ -51,8 +45,6 @@ final class ListCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        String namespace = common.namespace();
-        ZooKeeperConnection.Settings settings = connection.settings();
         ScopeState wanted;
         try {
             wanted = state == null ? null : ScopeState.fromWireName(state);
@@ -63,15 +55,13 @@ final class ListCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--limit: must be at least 1, got " + limit);
         }
         Operator.ListQuery query = new Operator.ListQuery(wanted, olderThan, limit == null ? 0 : limit);
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
-            Operator.ListReport report = zk.operator(stateOptions)
-                    .list(query, summary -> System.out.println(Json.line(Render.summary(summary))));
-            if (report.unreadable() > 0) {
-                System.err.println("oncegate list: " + report.unreadable() + " of " + report.scanned()
-                        + " keys have an unreadable record (see their \"problem\"; `oncegate inspect` shows each)");
-                return ExitCode.STOP_UNAVAILABLE;
-            }
-            return ExitCode.OK;
+        Operator.ListReport report = zookeeper.withOperator(operator ->
+                operator.list(query, summary -> System.out.println(Json.line(Render.summary(summary)))));
+        if (report.unreadable() > 0) {
+            System.err.println("oncegate list: " + report.unreadable() + " of " + report.scanned()
+                    + " keys have an unreadable record (see their \"problem\"; `oncegate inspect` shows each)");
+            return ExitCode.STOP_UNAVAILABLE;
         }
+        return ExitCode.OK;
     }
 }

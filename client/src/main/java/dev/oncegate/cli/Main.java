@@ -12,7 +12,7 @@ import picocli.CommandLine;
 /**
  * Entry point of {@code oncegate.jar}. Configures logging before any logger exists (slf4j-simple
  * reads its configuration once, when the first logger is created), then runs the command line
- * and exits with its code (SPEC §7).
+ * and exits with its code ({@link ExitCode}).
  */
 public final class Main {
 
@@ -44,6 +44,11 @@ public final class Main {
 
     static CommandLine commandLine() {
         CommandLine cli = new CommandLine(new OncegateCommand());
+        // picocli's own subcommands get their exit codes in their help too.
+        cli.getSubcommands().get("help").getCommandSpec().usageMessage()
+                .footer("", "Exit codes: 0 help printed; 2 no such subcommand.");
+        cli.getSubcommands().get("generate-completion").getCommandSpec().usageMessage()
+                .footer("", "Exit codes: 0 the script printed.");
         cli.setStopAtPositional(true); // `run … -- COMMAND ARG…`: the command's own flags stay its own
         cli.setParameterExceptionHandler(Main::onBadUsage);
         cli.setExecutionExceptionHandler(Main::onFailure);

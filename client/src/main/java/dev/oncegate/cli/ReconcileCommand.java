@@ -3,7 +3,6 @@ package dev.oncegate.cli;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
-import dev.oncegate.EffectKey;
 import dev.oncegate.Operator;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -30,13 +29,7 @@ final class ReconcileCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Mixin
-    CommonOptions common;
-
-    @Mixin
-    ConnectOptions connection;
-
-    @Mixin
-    StateOptions state;
+    ZooKeeperOptions zookeeper;
 
     @Option(names = "--key", paramLabel = "KEY", required = true, description = "The key, 64 lower-case hex characters.")
     String key;
@@ -50,35 +43,22 @@ final class ReconcileCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        String namespace = common.namespace();
-        ZooKeeperConnection.Settings settings = connection.settings();
-        try {
-            EffectKey.requireKeyText(key);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("--" + e.getMessage(), e);
-        }
+        EffectKeyOptions.keyOption(key);
         if (by.isBlank()) {
             throw new ParameterException(spec.commandLine(), "--by: must name who checked the destination");
         }
         if (evidence.isBlank()) {
             throw new ParameterException(spec.commandLine(), "--evidence: must say what the destination showed");
         }
-        try (ZooKeeperConnection zk = ZooKeeperConnection.connected(settings, namespace)) {
-            Operator.Reconciled done;
-            try {
-                done = zk.operator(state).reconcile(key, by, evidence);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("refused: " + e.getMessage(), e);
-            }
-            Map<String, Object> out = Json.object();
-            out.put("key", key);
-            out.put("path", done.path());
-            out.put("scope", done.scope());
-            out.put("created", done.created());
-            out.put("state", "sent_verified");
-            out.put("reconciliation", Render.reconciliation(done.reconciliation()));
-            System.out.println(Json.line(out));
-            return ExitCode.OK;
-        }
+        Operator.Reconciled done = zookeeper.withOperator(operator -> operator.reconcile(key, by, evidence));
+        Map<String, Object> out = Json.object();
+        out.put("key", key);
+        out.put("path", done.path());
+        out.put("scope", done.scope());
+        out.put("created", done.created());
+        out.put("state", "sent_verified");
+        out.put("reconciliation", Render.reconciliation(done.reconciliation()));
+        System.out.println(Json.line(out));
+        return ExitCode.OK;
     }
 }

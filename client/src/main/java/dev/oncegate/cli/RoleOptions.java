@@ -11,7 +11,7 @@ import dev.oncegate.Genesis;
 import picocli.CommandLine.Option;
 
 /**
- * The three role identities of access control (SPEC §6), for {@code init} and {@code acl}: from
+ * The three role identities of access control (the README's "Access control"), for {@code init} and {@code acl}: from
  * options, or from a file that keeps the passwords out of {@code ps}. Only their digests are ever
  * stored.
  *

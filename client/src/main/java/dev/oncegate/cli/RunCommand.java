@@ -1,5 +1,8 @@
 package dev.oncegate.cli;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -26,41 +29,52 @@ import picocli.CommandLine.Spec;
  *
  * <p>Order of work: validate every input (nothing touches ZooKeeper before that), connect,
  * enter the gate, and only on {@code proceed} cross: the library arms the scope, then starts
- * the command, then records its outcome. The run's own result is one JSON line on stderr;
- * stdout belongs to the command.
+ * the command, then records its outcome. The run's own result is one JSON line on stderr
+ * (stdout belongs to the command), and also in the {@link ResultChannel} a script asked for.
  *
  * <p>A SIGTERM/SIGINT while the command runs kills the command's process tree and waits (at
  * most {@link #SHUTDOWN_GRACE}) until the outcome ({@code send_status_unknown}) is recorded.
  * A signal before the crossing interrupts the entry, which releases any lease it took.
  */
 @Command(name = "run", mixinStandardHelpOptions = true,
+        customSynopsis = {"oncegate run [OPTIONS] (--dest=PROVIDER:ID | --dest-name=PROVIDER:TITLE)",
+                "                    --file=PATH -- COMMAND [ARG...]"},
         description = "Run COMMAND at most once for this effect: only if the gate decides proceed, after arming the scope.",
-        footer = {"", "COMMAND gets ONCEGATE_KEY, ONCEGATE_SCOPE, ONCEGATE_FENCING_TOKEN and ONCEGATE_FENCING_ZXID.",
+        footer = {"", "COMMAND gets ONCEGATE_KEY, ONCEGATE_SCOPE, ONCEGATE_FENCING_TOKEN, ONCEGATE_FENCING_ZXID and"
+                        + " ONCEGATE_IDEMPOTENCY_KEY (the same for every retry within this scope: hand it to the provider).",
                 "Exit 0 → sent_verified; exit --not-sent-exit → not_sent; anything else, a signal or --timeout → send_status_unknown.",
                 "run exits with what the records say afterwards: an outcome that could not be written leaves the scope"
                         + " armed, which reads as send_status_unknown (exit 1), never 0.",
-                "The run's result is printed as one JSON line on stderr; stdout is COMMAND's."})
+                "The run's result is one JSON line on stderr (stdout is COMMAND's). With --result-file or --result-fd the"
+                        + " same line goes there too, whenever run reached a decision, and for bad input found after"
+                        + " parsing (\"reason\":\"bad_input\", exit 2) or a failure before any decision"
+                        + " (\"reason\":\"failed\", exit 13); not for arguments that do not parse, nor when the result"
+                        + " option itself is bad. COMMAND inherits neither.",
+                "--metrics-textfile adds the run's decision and outcome counts to a node_exporter textfile; a file that"
+                        + " cannot be written is reported on stderr and never changes the exit code.",
+                "",
+                "Exit codes: 0 this run delivered (sent_verified); 1 this run crossed and the outcome is unknown"
+                        + " (send_status_unknown); 2 usage error or bad input, nothing written; 3 COMMAND proved not_sent,"
+                        + " the key is free again; 10 stopped: consumed, sent_verified; 11 stopped: consumed, status unknown"
+                        + " or armed by another executor; 12 stopped: another executor is active (busy), or this one was"
+                        + " fenced; 13 stopped: state unavailable (fail closed)."})
 final class RunCommand implements Callable<Integer> {
 
     static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(10);
+    static final String TASK_ID_ENV = "ONCEGATE_TASK_ID";
 
     @Spec
     CommandSpec spec;
 
     @Mixin
-    CommonOptions common;
-
-    @Mixin
-    ConnectOptions connection;
+    ZooKeeperOptions zookeeper;
 
     @Mixin
     EffectKeyOptions effect;
 
-    @Mixin
-    StateOptions state;
-
     @Option(names = "--task-id", paramLabel = "ID",
-            description = "This worker's task id, recorded in the lease, armed and outcome records (default: host:pid).")
+            description = "This worker's task id, recorded in the lease, armed and outcome records (default:"
+                    + " $$" + TASK_ID_ENV + ", else host:pid).")
     String taskId;
 
     @Option(names = "--wait", paramLabel = "DURATION", defaultValue = "0", converter = Durations.class,
@@ -76,25 +90,70 @@ final class RunCommand implements Callable<Integer> {
             description = "Kill COMMAND's process tree after this long; the outcome is then send_status_unknown.")
     Duration timeout;
 
+    /** The result's own channel, a descriptor: see {@link ResultChannel#descriptor}. */
+    @Option(names = "--result-fd", paramLabel = "N",
+            description = "Also write the result line to descriptor N, which the caller opened: --result-fd 3 3>result.json.")
+    Integer resultFd;
+
+    /** The result's own channel, a file: see {@link ResultChannel#file}. */
+    @Option(names = "--result-file", paramLabel = "PATH",
+            description = "Also write the result line to PATH, atomically (a complete file or none; an earlier file at"
+                    + " PATH is removed when run starts).")
+    Path resultFile;
+
+    @Option(names = "--metrics-textfile", paramLabel = "PATH", defaultValue = "${env:ONCEGATE_METRICS_TEXTFILE}",
+            description = "When the run is over, add its counts (decisions by kind and reason, outcomes, election wait"
+                    + " and boundary time) to this Prometheus textfile-collector file, which node_exporter's textfile"
+                    + " collector serves: the runs of a host add up in it, safely when concurrent. The name must end in"
+                    + " .prom and its directory exist (default: $$ONCEGATE_METRICS_TEXTFILE; none: no file).")
+    Path metricsTextfile;
+
     @Parameters(paramLabel = "COMMAND", arity = "0..*",
             description = "The command to gate, after `--`, with its arguments.")
     List<String> command;
 
     @Override
     public Integer call() throws InterruptedException {
-        String namespace = common.namespace();
-        ZooKeeperConnection.Settings settings = connection.settings();
+        try (ResultChannel channel = resultChannel()) {
+            try {
+                return run(channel);
+            } catch (RuntimeException | InterruptedException e) {
+                channel.write(Json.line(failureResult(e)));
+                throw e;
+            }
+        }
+    }
+
+    /** The channel of --result-file or --result-fd, checked before any other input. */
+    private ResultChannel resultChannel() {
+        if (resultFile != null && resultFd != null) {
+            throw new ParameterException(spec.commandLine(),
+                    "--result-file and --result-fd are mutually exclusive: give the result one channel");
+        }
+        if (resultFile != null) {
+            return ResultChannel.file(resultFile);
+        }
+        return resultFd != null ? ResultChannel.descriptor(resultFd) : ResultChannel.none();
+    }
+
+    private Integer run(ResultChannel channel) throws InterruptedException {
+        ZooKeeperConnection.Settings settings = zookeeper.settings();
         EffectKey key = effect.resolve(spec);
         validate();
+        Path textfile = textfile();
+        RunMetrics metrics = textfile == null ? null : new RunMetrics(textfile, zookeeper.namespace(), Clock.systemUTC());
         ChildCommand action = new ChildCommand(command, notSentExit, timeout);
         Shutdown shutdown = new Shutdown(action, Thread.currentThread());
         Runtime.getRuntime().addShutdownHook(shutdown.hook);
         Map<String, Object> result = null;
         int code = ExitCode.STOP_UNAVAILABLE;
-        try (ZooKeeperConnection zk = ZooKeeperConnection.open(settings, namespace);
-             Gate gate = zk.gate(state, b -> {
-                 if (taskId != null) {
-                     b.taskId(taskId);
+        try (ZooKeeperConnection zk = zookeeper.open(settings);
+             Gate gate = zk.gate(b -> {
+                 if (taskId() != null) {
+                     b.taskId(taskId());
+                 }
+                 if (metrics != null) {
+                     b.meterRegistry(metrics.registry());
                  }
              });
              Attempt attempt = enter(zk, gate, key)) {
@@ -115,10 +174,21 @@ final class RunCommand implements Callable<Integer> {
                     code = ExitCode.of(stop);
                 }
             }
+        } catch (RuntimeException | InterruptedException e) {
+            if (result == null) {
+                // Before shutdown.done: a shutdown hook waiting for it would halt the JVM right after.
+                channel.write(Json.line(failureResult(e)));
+            }
+            throw e;
         } finally {
+            if (metrics != null) {
+                metrics.write();
+            }
             if (result != null) {
-                System.err.println(Json.line(result));
+                String line = Json.line(result);
+                System.err.println(line);
                 System.err.flush();
+                channel.write(line);
             }
             shutdown.done(code);
         }
@@ -141,13 +211,54 @@ final class RunCommand implements Callable<Integer> {
                     + ChildCommand.MAX_NOT_SENT_EXIT + ", got " + notSentExit + " (126 and 127 mean the command could not"
                     + " be run, 128+N that a signal killed it: neither proves that nothing was delivered)");
         }
-        if (taskId != null && (taskId.isEmpty() || taskId.length() > 256)) {
-            throw new ParameterException(spec.commandLine(),
-                    "--task-id: must be 1 to 256 characters, got " + taskId.length());
+        String task = taskId();
+        if (task != null && (task.isEmpty() || task.length() > 256)) {
+            throw new ParameterException(spec.commandLine(), (taskId != null ? "--task-id" : TASK_ID_ENV)
+                    + ": must be 1 to 256 characters, got " + task.length());
         }
         if (timeout != null && timeout.isZero()) {
             throw new ParameterException(spec.commandLine(), "--timeout: must be more than zero");
         }
+    }
+
+    /** --task-id, else a non-empty $ONCEGATE_TASK_ID, else null (the gate's default, host:pid). */
+    private String taskId() {
+        if (taskId != null) {
+            return taskId;
+        }
+        String env = System.getenv(TASK_ID_ENV);
+        return env == null || env.isEmpty() ? null : env;
+    }
+
+    /** The result line of a run that reached no decision: bad input (exit 2), or a failure before any decision (13). */
+    private static Map<String, Object> failureResult(Exception e) {
+        boolean badInput = e instanceof ParameterException || e instanceof IllegalArgumentException;
+        Map<String, Object> out = base(null, badInput ? "bad_input" : "failed", null);
+        out.put("detail", e.getMessage() != null ? e.getMessage() : e.toString());
+        return out;
+    }
+
+    /**
+     * The {@code --metrics-textfile}, absolute, or null (an empty $ONCEGATE_METRICS_TEXTFILE
+     * counts as unset); node_exporter reads only {@code *.prom} files, in a directory that exists.
+     */
+    private Path textfile() {
+        if (metricsTextfile == null || metricsTextfile.toString().isEmpty()) {
+            return null;
+        }
+        Path file = metricsTextfile.toAbsolutePath().normalize();
+        String problem = null;
+        if (!file.getFileName().toString().endsWith(".prom") || file.getFileName().toString().equals(".prom")) {
+            problem = "the name must end in .prom, or node_exporter's textfile collector never reads it";
+        } else if (!Files.isDirectory(file.getParent())) {
+            problem = "its directory " + file.getParent() + " does not exist (node_exporter's --collector.textfile.directory)";
+        } else if (Files.exists(file) && !Files.isRegularFile(file)) {
+            problem = "it exists and is not a regular file";
+        }
+        if (problem != null) {
+            throw new ParameterException(spec.commandLine(), "--metrics-textfile: " + file + ": " + problem);
+        }
+        return file;
     }
 
     private static Map<String, Object> stopResult(EffectKey key, Decision.Stop stop) {
@@ -185,7 +296,7 @@ final class RunCommand implements Callable<Integer> {
         Map<String, Object> out = Json.object();
         out.put("decision", decision);
         out.put("reason", reason);
-        out.put("key", key.key());
+        out.put("key", key == null ? null : key.key());
         out.put("scope", null);
         out.put("token", null);
         out.put("zxid", null);

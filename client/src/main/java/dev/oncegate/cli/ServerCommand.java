@@ -14,9 +14,11 @@ import java.util.stream.Stream;
 
 import dev.oncegate.Gate;
 import dev.oncegate.ZxidMarks;
+import org.apache.zookeeper.server.DatadirCleanupManager;
 import org.apache.zookeeper.server.ServerConfig;
 import org.apache.zookeeper.server.ZooKeeperServerMain;
 import org.apache.zookeeper.server.quorum.QuorumPeerConfig;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -27,12 +29,32 @@ import picocli.CommandLine.Spec;
 /**
  * {@code oncegate server}: a real standalone ZooKeeper server in this process, for
  * single-machine use. Its data directory persists across restarts; when the directory is new,
- * the server writes the namespace's genesis once its port answers. Runs until SIGTERM/SIGINT,
- * then shuts the server down cleanly and exits 0.
+ * the server writes the namespace's genesis once its port answers. Autopurge is on (ZooKeeper's
+ * {@link DatadirCleanupManager}, which a bare {@link ZooKeeperServerMain} does not start), so
+ * snapshots and logs do not fill the disk; {@code --config} takes any other ZooKeeper setting from
+ * a {@code zoo.cfg} ({@link ServerProperties}); {@code --metrics-port} serves ZooKeeper's own
+ * Prometheus metrics. Runs until SIGTERM/SIGINT, then shuts the server down cleanly and exits 0.
+ *
+ * <p>Why not ZooKeeper's {@code ZooKeeperServerEmbedded}: it would start the purge task for us,
+ * but it writes a new properties file into its base directory on every start and keeps the server
+ * thread to itself: with its exit handler a server that fails or dies ends the process with
+ * ZooKeeper's own code (2 for a taken port, 0 for a server thread that stopped), and with its
+ * log-only handler a taken port costs the whole start timeout and a dead server goes unnoticed.
+ * Keeping exit 13 and an immediate, explained failure would take back more code than it removes.
  */
 @Command(name = "server", mixinStandardHelpOptions = true,
-        description = "Run a standalone ZooKeeper server (data survives restarts; a new data directory gets its namespace"
-                + " initialised, unless this host saw that namespace at this address before).")
+        description = {"Run a standalone ZooKeeper server (data survives restarts; a new data directory gets its namespace"
+                + " initialised, unless this host saw that namespace at this address before).",
+                "Defaults: 127.0.0.1 only, tickTime 2000 ms (sessions of 4 to 40 s), autopurge on (keeps "
+                        + ServerProperties.SNAP_RETAIN_COUNT + " snapshots, every " + ServerProperties.PURGE_INTERVAL_HOURS
+                        + " h), four-letter words mntr, ruok and srvr, no admin HTTP server. The start line (JSON on stdout)"
+                        + " says what is in force."},
+        footer = {"", "--config FILE: any ZooKeeper setting, from a zoo.cfg parsed by ZooKeeper itself; keys it leaves out get"
+                + " the defaults above. --port, --bind, --data-dir and --metrics-port set clientPort, clientPortAddress,"
+                + " dataDir and metricsProvider.*: giving one of them together with a file that sets the same key is"
+                + " refused (exit 2). dataDir in the file must be absolute; server.N lines (an ensemble) are refused.",
+                "Exit codes: 0 stopped by SIGTERM/SIGINT; 2 bad input (a bad --config file, a conflicting flag, a bad"
+                        + " port); 13 the server did not start, or stopped on its own."})
 final class ServerCommand implements Callable<Integer> {
 
     private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
@@ -45,7 +67,7 @@ final class ServerCommand implements Callable<Integer> {
     CommonOptions common;
 
     @Option(names = "--port", paramLabel = "P", defaultValue = "2181",
-            description = "Client port (default: ${DEFAULT-VALUE}; 0 picks a free one).")
+            description = "Client port (default: ${DEFAULT-VALUE}; 0 picks a free one). Sets clientPort.")
     int port;
 
     @Mixin
@@ -54,36 +76,45 @@ final class ServerCommand implements Callable<Integer> {
     @Option(names = "--data-dir", paramLabel = "DIR",
             description = "Where ZooKeeper keeps its snapshots and transaction log (default: the state directory's"
                     + " zookeeper/, i.e. $$ONCEGATE_STATE_DIR/zookeeper, else $$XDG_STATE_HOME/oncegate/zookeeper,"
-                    + " else ~/.local/state/oncegate/zookeeper: one fixed place, whatever the working directory).")
+                    + " else ~/.local/state/oncegate/zookeeper: one fixed place, whatever the working directory)."
+                    + " Sets dataDir.")
     Path dataDir;
 
     @Option(names = "--bind", paramLabel = "ADDRESS", defaultValue = "127.0.0.1",
-            description = "Address to listen on (default: ${DEFAULT-VALUE}).")
+            description = "Address to listen on (default: ${DEFAULT-VALUE}). Sets clientPortAddress.")
     String bind;
+
+    @Option(names = "--config", paramLabel = "ZOO_CFG",
+            description = "A ZooKeeper configuration file for anything else (see below).")
+    Path config;
+
+    @Option(names = "--metrics-port", paramLabel = "PORT",
+            description = "Serve ZooKeeper's Prometheus metrics at http://127.0.0.1:PORT/metrics (default: none; the"
+                    + " address is metricsProvider.httpHost in --config). Sets metricsProvider.*.")
+    Integer metricsPort;
 
     @Override
     public Integer call() throws Exception {
         String namespace = common.namespace();
-        if (port < 0 || port > 65535) {
-            throw new ParameterException(spec.commandLine(), "--port: must be 0 to 65535, got " + port);
-        }
-        if (bind.isBlank()) {
-            throw new ParameterException(spec.commandLine(), "--bind: the address is empty");
-        }
-        Path dir = (dataDir != null ? dataDir : state.dir().resolve("zookeeper")).toAbsolutePath().normalize();
+        QuorumPeerConfig quorum = configuration();
+        Path dir = quorum.getDataDir().toPath().toAbsolutePath().normalize();
         if (Files.exists(dir) && !Files.isDirectory(dir)) {
-            throw new IllegalArgumentException("--data-dir: '" + dir + "' exists and is not a directory");
+            throw new IllegalArgumentException("dataDir: '" + dir + "' exists and is not a directory");
         }
         boolean fresh = isEmpty(dir);
         Files.createDirectories(dir);
 
-        System.setProperty("zookeeper.admin.enableServer", "false");
-        ServerConfig config = config(dir);
+        ServerConfig serverConfig = new ServerConfig();
+        serverConfig.readFrom(quorum);
+        String bindHost = quorum.getClientPortAddress().getHostString();
+        DatadirCleanupManager purge = new DatadirCleanupManager(quorum.getDataDir(), quorum.getDataLogDir(),
+                quorum.getSnapRetainCount(), quorum.getPurgeInterval());
+        purge.start();
         EmbeddedServer server = new EmbeddedServer();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread thread = new Thread(() -> {
             try {
-                server.runFromConfig(config);
+                server.runFromConfig(serverConfig);
             } catch (Throwable t) {
                 failure.set(t);
             } finally {
@@ -91,33 +122,91 @@ final class ServerCommand implements Callable<Integer> {
             }
         }, "oncegate-zookeeper");
         thread.start();
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(server, thread), "oncegate-server-shutdown"));
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(server, purge, thread), "oncegate-server-shutdown"));
 
         if (!server.started.await(START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS) || failure.get() != null
                 || !thread.isAlive()) {
             server.close();
+            purge.shutdown();
             thread.join(STOP_TIMEOUT.toMillis());
             Throwable t = failure.get();
-            throw new UnavailableException("the ZooKeeper server did not start on " + bind + ":" + port
-                    + (t != null ? ": " + t : ""));
+            throw new UnavailableException("the ZooKeeper server did not start on " + bindHost + ":"
+                    + quorum.getClientPortAddress().getPort() + (t != null ? ": " + t : ""));
         }
         Map<String, Object> out;
         try {
-            out = announce(server.getClientPort(), dir, namespace, fresh);
+            out = announce(server.getClientPort(), bindHost, dir, namespace, fresh);
         } catch (Exception | Error e) {
             // Stop the server ourselves, so the shutdown hook has nothing to do and the exit code stays ours.
             server.close();
+            purge.shutdown();
             thread.join(STOP_TIMEOUT.toMillis());
             throw e;
         }
+        out.put("autopurge", autopurge(quorum, purge));
+        out.put("metrics", metricsUrl(quorum));
+        out.put("config", config == null ? null : config.toAbsolutePath().normalize().toString());
         System.out.println(Json.line(out));
         System.out.flush();
         thread.join();
+        purge.shutdown();
         Throwable t = failure.get();
         if (t != null) {
             throw new UnavailableException("the ZooKeeper server stopped: " + t);
         }
         return ExitCode.OK;
+    }
+
+    /** Defaults, the --config file and the flags, parsed by ZooKeeper (bad input: exit 2). */
+    private QuorumPeerConfig configuration() {
+        if (port < 0 || port > 65535) {
+            throw new ParameterException(spec.commandLine(), "--port: must be 0 to 65535, got " + port);
+        }
+        if (bind.isBlank()) {
+            throw new ParameterException(spec.commandLine(), "--bind: the address is empty");
+        }
+        if (metricsPort != null && (metricsPort < 1 || metricsPort > 65535)) {
+            throw new ParameterException(spec.commandLine(), "--metrics-port: must be 1 to 65535, got " + metricsPort);
+        }
+        CommandLine.ParseResult given = spec.commandLine().getParseResult();
+        Path defaultDir = state.dir().resolve("zookeeper");
+        ServerProperties props = ServerProperties.over(config)
+                .flag("--port", given.hasMatchedOption("--port"), Map.of("clientPort", Integer.toString(port)))
+                .flag("--bind", given.hasMatchedOption("--bind"), Map.of("clientPortAddress", bind))
+                .flag("--data-dir", dataDir != null,
+                        Map.of("dataDir", (dataDir != null ? dataDir : defaultDir).toAbsolutePath().normalize().toString()));
+        if (metricsPort != null) {
+            props.flag("--metrics-port", true, Map.of("metricsProvider.className", ServerProperties.PROMETHEUS_PROVIDER,
+                    "metricsProvider.httpPort", Integer.toString(metricsPort)));
+        }
+        if (props.fileSets("metricsProvider.className") || metricsPort != null) {
+            props.flag("--metrics-port", false, Map.of("metricsProvider.httpHost", "127.0.0.1"));
+        }
+        return props.parse();
+    }
+
+    /** What the purge task does: its settings, and whether it runs (purgeInterval 0 turns it off). */
+    private Map<String, Object> autopurge(QuorumPeerConfig quorum, DatadirCleanupManager purge) {
+        boolean on = purge.getPurgeTaskStatus() == DatadirCleanupManager.PurgeTaskStatus.STARTED;
+        if (!on) {
+            System.err.println("oncegate server: autopurge is off (autopurge.purgeInterval=" + quorum.getPurgeInterval()
+                    + "): snapshots and transaction logs pile up in " + quorum.getDataDir() + " until the disk is full;"
+                    + " set autopurge.purgeInterval=1 in --config (or leave it out: on by default)");
+        }
+        Map<String, Object> a = Json.object();
+        a.put("on", on);
+        a.put("snap_retain_count", quorum.getSnapRetainCount());
+        a.put("purge_interval_hours", quorum.getPurgeInterval());
+        return a;
+    }
+
+    /** Where the Prometheus provider serves, or null when no provider is configured. */
+    private static String metricsUrl(QuorumPeerConfig quorum) {
+        if (!ServerProperties.PROMETHEUS_PROVIDER.equals(quorum.getMetricsProviderClassName())) {
+            return null;
+        }
+        Properties p = quorum.getMetricsProviderConfiguration();
+        return "http://" + p.getProperty("httpHost", "0.0.0.0") + ":" + p.getProperty("httpPort", "7000") + "/metrics";
     }
 
     /**
@@ -126,13 +215,13 @@ final class ServerCommand implements Callable<Integer> {
      * history was lost or moved, and a new genesis would let every worker deliver everything
      * again. The start line.
      */
-    private Map<String, Object> announce(int actualPort, Path dir, String namespace, boolean fresh)
+    private Map<String, Object> announce(int actualPort, String bindHost, Path dir, String namespace, boolean fresh)
             throws InterruptedException {
-        String connect = connectHost() + ":" + actualPort;
+        String connect = connectHost(bindHost) + ":" + actualPort;
         boolean initialized = false;
         String refused = null;
         if (fresh) {
-            ZxidMarks.Mark before = seenBefore(namespace, actualPort);
+            ZxidMarks.Mark before = seenBefore(namespace, bindHost, actualPort);
             if (before != null) {
                 refused = "this host saw namespace " + namespace + " at " + connect + " before (genesis "
                         + before.genesisId() + ", last seen " + before.updated() + ", recorded in " + state.marksFile()
@@ -158,7 +247,7 @@ final class ServerCommand implements Callable<Integer> {
     }
 
     /** The mark of {@code namespace} that this host recorded at this server's address, or null. */
-    private ZxidMarks.Mark seenBefore(String namespace, int actualPort) {
+    private ZxidMarks.Mark seenBefore(String namespace, String bindHost, int actualPort) {
         for (ZxidMarks.Mark mark : ZxidMarks.read(state.marksFile())) {
             if (!mark.namespace().equals(namespace)) {
                 continue;
@@ -168,7 +257,7 @@ final class ServerCommand implements Callable<Integer> {
                 for (String hostPort : servers.split(",")) {
                     int colon = hostPort.lastIndexOf(':');
                     if (colon > 0 && hostPort.substring(colon + 1).strip().equals(Integer.toString(actualPort))
-                            && isThisHost(hostPort.substring(0, colon).strip())) {
+                            && isThisHost(hostPort.substring(0, colon).strip(), bindHost)) {
                         return mark;
                     }
                 }
@@ -177,33 +266,15 @@ final class ServerCommand implements Callable<Integer> {
         return null;
     }
 
-    private boolean isThisHost(String host) {
-        return host.equals(bind) || host.equals(connectHost()) || host.equals("localhost") || host.startsWith("127.")
+    private static boolean isThisHost(String host, String bindHost) {
+        return host.equals(bindHost) || host.equals(connectHost(bindHost)) || host.equals("localhost") || host.startsWith("127.")
                 || host.equals("::1") || host.equals("[::1]");
     }
 
-    private ServerConfig config(Path dir) throws IOException, QuorumPeerConfig.ConfigException {
-        Properties p = new Properties();
-        p.setProperty("tickTime", "2000");
-        p.setProperty("dataDir", dir.toString());
-        p.setProperty("clientPort", Integer.toString(port));
-        p.setProperty("clientPortAddress", bind);
-        p.setProperty("admin.enableServer", "false");
-        p.setProperty("4lw.commands.whitelist", "srvr,ruok");
-        QuorumPeerConfig quorum = new QuorumPeerConfig();
-        try {
-            quorum.parseProperties(p);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("--bind/--port: " + e.getMessage(), e);
-        }
-        ServerConfig config = new ServerConfig();
-        config.readFrom(quorum);
-        return config;
-    }
-
     /** Where clients reach a server bound to {@code --bind}: loopback for a wildcard bind. */
-    private String connectHost() {
-        return bind.equals("0.0.0.0") || bind.equals("::") ? "127.0.0.1" : bind;
+    private static String connectHost(String bindHost) {
+        return bindHost.equals("0.0.0.0") || bindHost.equals("::") || bindHost.equals("0:0:0:0:0:0:0:0") ? "127.0.0.1"
+                : bindHost;
     }
 
     private static boolean isEmpty(Path dir) throws IOException {
@@ -216,10 +287,11 @@ final class ServerCommand implements Callable<Integer> {
     }
 
     /** Shutdown hook: close the server, wait for its thread, exit 0 (a requested stop is a clean one). */
-    private static void stop(EmbeddedServer server, Thread thread) {
+    private static void stop(EmbeddedServer server, DatadirCleanupManager purge, Thread thread) {
         if (!thread.isAlive()) {
             return;
         }
+        purge.shutdown();
         server.close();
         try {
             thread.join(STOP_TIMEOUT.toMillis());

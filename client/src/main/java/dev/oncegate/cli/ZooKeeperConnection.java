@@ -12,6 +12,7 @@ import dev.oncegate.Genesis;
 import dev.oncegate.OncegateAcl;
 import dev.oncegate.OncegateException;
 import dev.oncegate.Operator;
+import dev.oncegate.ZxidMarks;
 import org.apache.curator.framework.AuthInfo;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -63,23 +64,43 @@ final class ZooKeeperConnection implements AutoCloseable {
     private final CuratorFramework client;
     private final Settings settings;
     private final String namespace;
+    private final ZxidMarks marks;
     private final AtomicReference<Genesis.Roles> roles;
 
-    private ZooKeeperConnection(CuratorFramework client, Settings settings, String namespace,
+    private ZooKeeperConnection(CuratorFramework client, Settings settings, String namespace, ZxidMarks marks,
                                 AtomicReference<Genesis.Roles> roles) {
         this.client = client;
         this.settings = settings;
         this.namespace = namespace;
+        this.marks = marks;
         this.roles = roles;
     }
 
-    /** Builds and starts a client for {@code namespace}; does not wait for the connection (see {@link #awaitConnected}). */
+    /**
+     * Builds and starts a client for {@code namespace} with no rollback witness, for a command
+     * that opens neither a gate nor an operator on it (the server initialising its namespace);
+     * does not wait for the connection.
+     */
     static ZooKeeperConnection open(Settings settings, String namespace) {
+        return open(settings, namespace, null);
+    }
+
+    /**
+     * Builds and starts a client for {@code namespace} whose gates and operators feed and check
+     * {@code marks}; does not wait for the connection (see {@link #awaitConnected}).
+     * Commands get theirs from {@link ZooKeeperOptions}.
+     */
+    static ZooKeeperConnection open(Settings settings, String namespace, ZxidMarks marks) {
+        return open(settings, namespace, marks, SESSION_TIMEOUT);
+    }
+
+    /** {@link #open(Settings, String, ZxidMarks)} asking for a session of {@code sessionTimeout} instead of {@link #SESSION_TIMEOUT}. */
+    static ZooKeeperConnection open(Settings settings, String namespace, ZxidMarks marks, Duration sessionTimeout) {
         long connectionMs = Math.max(100, Math.min(settings.connectTimeout().toMillis(), 15_000));
         AtomicReference<Genesis.Roles> roles = new AtomicReference<>();
         CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
                 .connectString(settings.connect())
-                .sessionTimeoutMs((int) SESSION_TIMEOUT.toMillis())
+                .sessionTimeoutMs((int) sessionTimeout.toMillis())
                 .connectionTimeoutMs((int) connectionMs)
                 .retryPolicy(new ExponentialBackoffRetry(200, 3, 2_000))
                 .zkClientConfig(settings.clientConfig())
@@ -95,12 +116,17 @@ final class ZooKeeperConnection implements AutoCloseable {
         }
         CuratorFramework client = builder.build();
         client.start();
-        return new ZooKeeperConnection(client, settings, namespace, roles);
+        return new ZooKeeperConnection(client, settings, namespace, marks, roles);
     }
 
-    /** Opens a client (see {@link #open}) and waits for it to connect. */
+    /** {@link #open(Settings, String)}, connected. */
     static ZooKeeperConnection connected(Settings settings, String namespace) throws InterruptedException {
-        ZooKeeperConnection connection = open(settings, namespace);
+        return connected(settings, namespace, null);
+    }
+
+    /** Opens a client (see {@link #open(Settings, String, ZxidMarks)}) and waits for it to connect. */
+    static ZooKeeperConnection connected(Settings settings, String namespace, ZxidMarks marks) throws InterruptedException {
+        ZooKeeperConnection connection = open(settings, namespace, marks);
         try {
             connection.awaitConnected();
             return connection;
@@ -143,21 +169,34 @@ final class ZooKeeperConnection implements AutoCloseable {
         return client;
     }
 
+    /** The namespace this connection works in. */
+    String namespace() {
+        return namespace;
+    }
+
+    /** This host's zxid marks, the rollback witness every gate and operator on this connection feeds and checks. */
+    ZxidMarks marks() {
+        if (marks == null) {
+            throw new IllegalStateException("this connection was opened without zxid marks: open it through ZooKeeperOptions");
+        }
+        return marks;
+    }
+
     /**
      * A gate on this connection: the namespace, the connect timeout, this host's zxid marks (so
      * every command leaves and checks the rollback witness), plus whatever {@code configure} adds.
      * The caller closes it (before this connection).
      */
-    Gate gate(StateOptions state, Consumer<Gate.Builder> configure) {
+    Gate gate(Consumer<Gate.Builder> configure) {
         Gate.Builder builder = Gate.builder(client).namespace(namespace).connectTimeout(settings.connectTimeout())
-                .zxidMarks(state.marks(settings.connect()));
+                .zxidMarks(marks());
         configure.accept(builder);
         return builder.build();
     }
 
     /** The operator side of the namespace on this connection, feeding this host's zxid marks. */
-    Operator operator(StateOptions state) {
-        return Operator.builder(client).namespace(namespace).zxidMarks(state.marks(settings.connect())).build();
+    Operator operator() {
+        return Operator.builder(client).namespace(namespace).zxidMarks(marks()).build();
     }
 
     @Override

@@ -14,12 +14,13 @@ import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.oncegate.testing.Timing;
 
 /**
  * Runs {@code java -jar oncegate.jar …} as a separate process, the way operators and workers
  * do. Output goes to files (no pipe can fill up and stall the child). Every started process is
- * remembered, and {@link #destroyAll()} kills it and its descendants: tests call it in
- * {@code @AfterEach} so nothing outlives a test.
+ * remembered, and {@link #destroyAll()} kills it and its descendants with the CLI's own
+ * {@link ProcessTree}: tests call it in {@code @AfterEach} so nothing outlives a test.
  */
 final class Cli {
 
@@ -85,8 +86,7 @@ final class Cli {
             ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile())
                     .redirectOutput(out.toFile()).redirectError(err.toFile())
                     .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
-            builder.environment().remove("ONCEGATE_CONNECT");
-            builder.environment().remove("ONCEGATE_VERBOSE");
+            builder.environment().keySet().removeIf(name -> name.startsWith("ONCEGATE_"));
             // Each test's own host state (zxid marks, the server's default data directory), never the user's.
             builder.environment().put("ONCEGATE_STATE_DIR", dir.resolve("state").toString());
             builder.environment().putAll(env);
@@ -101,14 +101,7 @@ final class Cli {
     /** Kills every process started so far, with all its descendants, and waits for them. */
     static void destroyAll() {
         for (Process p : STARTED) {
-            List<ProcessHandle> tree = p.descendants().toList();
-            p.destroyForcibly();
-            tree.forEach(ProcessHandle::destroyForcibly);
-            try {
-                p.waitFor(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            ProcessTree.kill(p, Duration.ZERO);
             STARTED.remove(p);
         }
     }

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.oncegate.testing.Timing;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -42,8 +43,9 @@ class DemoIT {
         Cli.Running running = cli(tmp).start("demo", "--workers", "3", "--effects", "8", "--contenders", "3",
                 "--duration", "8s", "--fault-rate", "1", "--seed", "42", "--metrics-port", Integer.toString(port), "--json");
 
+        // Each worker's gate registers its meters as the run starts: wait for a complete set, not the first meter.
         String metrics = await().atMost(Timing.APPEAR).ignoreExceptions().until(() -> scrape(port),
-                body -> body.contains("oncegate_decisions_total"));
+                body -> body.contains("oncegate_decisions_total") && body.contains("oncegate_zookeeper_connection"));
         Cli.Result result = running.await(Timing.PROCESS);
 
         assertThat(result.exit()).as(result.toString()).isZero();

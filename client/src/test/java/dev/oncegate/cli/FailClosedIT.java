@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
 
+import dev.oncegate.testing.Timing;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -39,8 +40,7 @@ class ImageBuildIT {
         builder.environment().put("ONCEGATE_JAR", Cli.jar().toString());
         Process process = builder.start();
         if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-            process.descendants().forEach(ProcessHandle::destroyForcibly);
-            process.destroyForcibly();
+            ProcessTree.kill(process, Duration.ZERO);
             throw new AssertionError(String.join(" ", command) + " did not finish in " + timeoutSeconds + " s:\n" + Files.readString(out));
         }
         return new Run(process.exitValue(), Files.readString(out));

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import java.nio.file.Files;
 
+import dev.oncegate.testing.Timing;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -3,9 +3,9 @@ package dev.oncegate.cli;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.Optional;
 
+import dev.oncegate.testing.Timing;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,10 +23,8 @@ class RunCrashAndTimeoutIT extends CliFixture {
     void gateKilledWhileCommandRuns_nextRunExits11_andItsCommandNeverRuns() throws Exception {
         Cli.Running gate = cli.start(runArgs(STARTED_THEN_HANG));
         await().atMost(Timing.APPEAR).until(() -> ledgerLines().contains("started") && Files.exists(dir.resolve("sleep.pid")));
-        List<ProcessHandle> children = gate.process().descendants().toList();
 
-        gate.process().toHandle().destroyForcibly(); // SIGKILL: no hook, no outcome
-        children.forEach(ProcessHandle::destroyForcibly);
+        ProcessTree.kill(gate.process(), Duration.ZERO); // SIGKILL: no hook, no outcome
         await().atMost(Timing.APPEAR).until(() -> !gate.process().isAlive());
 
         Cli.Result next = run(LEDGER_LINE);
@@ -42,9 +40,7 @@ class RunCrashAndTimeoutIT extends CliFixture {
     void gateKilledWhileCommandRuns_thenAnOperatorAuthorizes_oneRedeliveryInScope1() throws Exception {
         Cli.Running gate = cli.start(runArgs(STARTED_THEN_HANG));
         await().atMost(Timing.APPEAR).until(() -> ledgerLines().contains("started") && Files.exists(dir.resolve("sleep.pid")));
-        List<ProcessHandle> children = gate.process().descendants().toList();
-        gate.process().toHandle().destroyForcibly();
-        children.forEach(ProcessHandle::destroyForcibly);
+        ProcessTree.kill(gate.process(), Duration.ZERO);
         await().atMost(Timing.APPEAR).until(() -> !gate.process().isAlive());
 
         Cli.Result auth = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(),

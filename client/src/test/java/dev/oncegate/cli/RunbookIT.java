@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,6 +23,7 @@ import dev.oncegate.EffectKey;
 import dev.oncegate.IdentityKind;
 import dev.oncegate.deploy.RepoFiles;
 import dev.oncegate.testing.EmbeddedZooKeeper;
+import dev.oncegate.testing.Timing;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
@@ -142,6 +144,8 @@ class RunbookIT {
         env.put("NEW_OPERATOR_AUTH", secret("new-operator.auth", NEW_OPERATOR));
 
         Map<String, Consumer<String>> checks = new LinkedHashMap<>();
+        checks.put("Health check", out -> assertThat(out).contains("ok    genesis", "this identity is the operator")
+                .contains("\"check\":\"session\",\"status\":\"warn\"").doesNotContain("fail  "));
         checks.put("Inspect a key", out -> assertThat(out).contains("\"key\":\"" + consumed.key().key() + "\"")
                 .contains("\"state\":\"sent_verified\""));
         checks.put("Authorize one redelivery", out -> {
@@ -233,10 +237,8 @@ class RunbookIT {
             assertThat(running.process().isAlive()).as(running.stderr()).isTrue();
             TimeUnit.MILLISECONDS.sleep(50);
         }
-        List<ProcessHandle> tree = running.process().descendants().toList();
-        running.process().destroyForcibly(); // SIGKILL: no outcome is written
-        tree.forEach(ProcessHandle::destroyForcibly);
-        assertThat(running.process().waitFor(Timing.PROCESS.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        ProcessTree.kill(running.process(), Duration.ZERO); // SIGKILL: no outcome is written
+        assertThat(running.process().isAlive()).isFalse();
         assertThat(exists(f.path() + "/0/outcome")).isFalse();
         assertThat(admin.getChildren().forPath(f.path() + "/0")).anyMatch(c -> c.startsWith("armed-"));
         return f;
@@ -258,8 +260,7 @@ class RunbookIT {
             Process p = builder.start();
             boolean finished = p.waitFor(Timing.PROCESS.toMillis() * block.text().lines().count(), TimeUnit.MILLISECONDS);
             if (!finished) {
-                p.descendants().forEach(ProcessHandle::destroyForcibly);
-                p.destroyForcibly();
+                ProcessTree.kill(p, Duration.ZERO);
             }
             String output = Files.readString(out, StandardCharsets.UTF_8);
             assertThat(finished).as("section \"" + section.title() + "\" did not finish:\n" + block.text() + output).isTrue();

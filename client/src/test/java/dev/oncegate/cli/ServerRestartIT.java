@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.oncegate.testing.Timing;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -182,7 +183,8 @@ class ServerRestartIT {
         }
     }
 
-    private JsonNode startLine(Cli.Running server) throws Exception {
+    /** The server's start line, once it printed it (fails when the server exits first). */
+    static JsonNode startLine(Cli.Running server) throws Exception {
         await().atMost(Timing.APPEAR).until(() -> server.stdout().contains("\"server\":\"started\"")
                 || !server.process().isAlive());
         assertThat(server.process().isAlive()).as("server exited early: " + server.stderr()).isTrue();
@@ -207,7 +209,7 @@ class ServerRestartIT {
                 "--", "sh", "-c", "echo \"$ONCEGATE_KEY $ONCEGATE_SCOPE\" >> " + dir.resolve("ledger"));
     }
 
-    private static int freePort() throws Exception {
+    static int freePort() throws Exception {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return socket.getLocalPort();
         }

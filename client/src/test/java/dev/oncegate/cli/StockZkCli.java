@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import dev.oncegate.deploy.Tools;
+import dev.oncegate.testing.Timing;
 import org.junit.jupiter.api.Assumptions;
 
 /**

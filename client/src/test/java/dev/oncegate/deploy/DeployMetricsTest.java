@@ -19,9 +19,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The dashboard and the alert rules name only metrics that exist: the gate's against a real
- * scrape ({@link GateWorkload}), the exporter's against {@code deploy/exporter-metrics.txt}
- * (TODO(exporter): against the exporter's real scrape once {@code oncegate exporter} exists),
- * and Prometheus's own {@code up}.
+ * scrape ({@link GateWorkload}), the exporter's against {@code deploy/exporter-metrics.txt}, which
+ * a real exporter's scrape ({@link CliWorkload}) matches both ways, and Prometheus's own {@code up}.
  */
 class DeployMetricsTest {
 
@@ -33,7 +32,7 @@ class DeployMetricsTest {
     static Set<String> gateSeries;
     static Map<String, Exported> exporterMetrics;
 
-    record Exported(String type, Set<String> labels) {
+    record Exported(String type, Set<String> labels, String help) {
     }
 
     @BeforeAll
@@ -55,7 +54,7 @@ class DeployMetricsTest {
             assertThat(f[1]).isIn("gauge", "counter");
             Set<String> labels = f[2].equals("-") ? Set.of() : new TreeSet<>(List.of(f[2].split(",")));
             assertThat(labels).doesNotContain("namespace", "job", "instance", "pod", "service", "container");
-            assertThat(out.put(f[0], new Exported(f[1], labels))).as("declared twice: " + f[0]).isNull();
+            assertThat(out.put(f[0], new Exported(f[1], labels, f[3]))).as("declared twice: " + f[0]).isNull();
         }
         return out;
     }
@@ -148,6 +147,22 @@ class DeployMetricsTest {
         Map<String, String> alerts = alertExpressions();
         assertThat(alerts).hasSizeGreaterThanOrEqualTo(10);
         alerts.forEach((alert, expr) -> assertExists("alert " + alert, expr));
+    }
+
+    @Test
+    void declaredExporterMetrics_areExactlyWhatARunningExporterServes() throws Exception {
+        PrometheusText scrape = CliWorkload.exporterScrape();
+
+        assertThat(scrape.names()).as("served, against deploy/exporter-metrics.txt").isEqualTo(exporterMetrics.keySet());
+        exporterMetrics.forEach((name, declared) -> {
+            assertThat(scrape.types()).as(name + " type").containsEntry(name, declared.type());
+            assertThat(scrape.helps()).as(name + " help").containsEntry(name, declared.help());
+            assertThat(scrape.series(name)).as(name).isNotEmpty().allSatisfy(s ->
+                    assertThat(s.labels().keySet()).as(name + " labels").isEqualTo(declared.labels()));
+        });
+        assertThat(scrape.series("oncegate_exporter_keys")).extracting(s -> s.labels().get("state"))
+                .containsExactlyInAnyOrder("open", "leased", "armed", "sent_verified", "send_status_unknown", "not_sent");
+        assertThat(scrape.value("oncegate_exporter_keys", "state", "sent_verified")).as("the key the workload delivered").isEqualTo(1);
     }
 
     @Test

@@ -11,6 +11,7 @@ import dev.oncegate.EffectKey;
 import dev.oncegate.OncegateMeters;
 import dev.oncegate.testing.EmbeddedZooKeeper;
 import dev.oncegate.testing.RecordingProvider;
+import dev.oncegate.testing.Timing;
 import dev.oncegate.testing.Worker;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -50,9 +51,9 @@ final class GateWorkload {
         RecordingProvider provider = new RecordingProvider();
         try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.start()) {
             zk.initNamespace(NAMESPACE);
-            try (Worker a = Worker.start(zk.connectString(), NAMESPACE, "metrics-a", EmbeddedZooKeeper.DEFAULT_SESSION_TIMEOUT,
+            try (Worker a = Worker.start(zk.connectString(), NAMESPACE, "metrics-a", Timing.SESSION,
                     b -> b.meterRegistry(registry));
-                 Worker b = Worker.start(zk.connectString(), NAMESPACE, "metrics-b", EmbeddedZooKeeper.DEFAULT_SESSION_TIMEOUT,
+                 Worker b = Worker.start(zk.connectString(), NAMESPACE, "metrics-b", Timing.SESSION,
                          g -> g.meterRegistry(registry))) {
                 EffectKey delivered = key();
                 try (Attempt x = a.gate().enter(delivered, Duration.ZERO)) {

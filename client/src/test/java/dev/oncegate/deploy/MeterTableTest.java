@@ -17,23 +17,38 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's metrics table against a real scrape, both ways: every series the gate exports is
- * in the table with exactly its tags and tag values, and every series in the table is exported.
- * Since every meter is registered up front, every tag value listed must be in the scrape too.
+ * The README's metrics table against real scrapes, both ways: every series exported is in the
+ * table with exactly its tags and tag values, and every series in the table is exported. The
+ * table's rows come from three places, each checked against its own: the gate's meters against a
+ * gate's registry ({@link GateWorkload}), {@code oncegate.exporter.*} against {@code oncegate
+ * exporter}, and {@code oncegate.run.*} against {@code oncegate run --metrics-textfile}'s file
+ * ({@link CliWorkload}), which also carries the gate's counters and timers under the gate's names
+ * and tags. Since every meter is registered up front, every tag value listed must be in the scrape.
  */
 class MeterTableTest {
 
     /** One row of the README's table. */
     record Row(String meter, List<String> series, String type, Map<String, Set<String>> tags, String unit) {
+
+        /** Where the series of this row are exported. */
+        Source source() {
+            return meter.startsWith("oncegate.exporter.") ? Source.EXPORTER
+                    : meter.startsWith("oncegate.run.") ? Source.TEXTFILE : Source.GATE;
+        }
     }
 
+    /** The three exporters of oncegate's metrics. */
+    enum Source { GATE, EXPORTER, TEXTFILE }
+
     static PrometheusText scrape;
+    static Map<Source, PrometheusText> scrapes;
     static List<Row> table;
     static Map<String, Set<String>> decisionPairs;
 
     @BeforeAll
     static void scrapeAndRead() throws Exception {
         scrape = GateWorkload.scrape();
+        scrapes = Map.of(Source.GATE, scrape, Source.EXPORTER, CliWorkload.exporterScrape(), Source.TEXTFILE, CliWorkload.textfile());
         String metrics = section(RepoFiles.read("README.md"), "## Metrics");
         table = rows(metrics, "| meter |").stream().map(MeterTableTest::row).toList();
         decisionPairs = new LinkedHashMap<>();
@@ -42,36 +57,79 @@ class MeterTableTest {
         }
     }
 
+    static Set<String> documented(Source source) {
+        return table.stream().filter(r -> r.source() == source).flatMap(r -> r.series().stream())
+                .collect(Collectors.toCollection(TreeSet::new));
+    }
+
+    static String namespaceOf(Source source) {
+        return source == Source.GATE ? GateWorkload.NAMESPACE : CliWorkload.NAMESPACE;
+    }
+
     @Test
     void everyExportedSeries_isInTheTable_andEverySeriesInTheTable_isExported() {
-        Set<String> exported = scrape.names().stream().filter(n -> n.startsWith("oncegate_")).collect(Collectors.toCollection(TreeSet::new));
-        Set<String> documented = table.stream().flatMap(r -> r.series().stream()).collect(Collectors.toCollection(TreeSet::new));
-        assertThat(exported).as("exported series missing from the README table").isSubsetOf(documented);
-        assertThat(documented).as("README series not exported").isSubsetOf(exported);
-        assertThat(scrape.names()).as("the gate exports only oncegate_ series").allMatch(n -> n.startsWith("oncegate_"));
+        for (Source source : List.of(Source.GATE, Source.EXPORTER)) {
+            PrometheusText exported = scrapes.get(source);
+            assertThat(exported.names()).as(source + " series missing from the README table").isSubsetOf(documented(source));
+            assertThat(documented(source)).as("README series not exported by " + source).isSubsetOf(exported.names());
+            assertThat(exported.names()).as(source + " exports only oncegate_ series").allMatch(n -> n.startsWith("oncegate_"));
+        }
+    }
+
+    @Test
+    void theTextfile_carriesTheGatesCountersAndTimers_underTheirNames_plusItsOwnRows() {
+        PrometheusText file = scrapes.get(Source.TEXTFILE);
+        Set<String> gateCounters = new TreeSet<>();
+        Set<String> gateTimers = new TreeSet<>();
+        for (Row row : table) {
+            if (row.source() == Source.GATE && row.type().equals("counter")) {
+                gateCounters.addAll(row.series());
+            } else if (row.source() == Source.GATE && row.type().equals("timer")) {
+                row.series().stream().filter(s -> s.endsWith("_count") || s.endsWith("_sum")).forEach(gateTimers::add);
+            }
+        }
+        Set<String> expected = new TreeSet<>(gateCounters);
+        expected.addAll(gateTimers);
+        expected.addAll(documented(Source.TEXTFILE));
+        assertThat(file.names()).as("the textfile: the gate's counters, its timers' count and sum, and its own rows")
+                .isEqualTo(expected);
+        gateCounters.forEach(c -> assertThat(file.types()).containsEntry(c, "counter"));
+        gateTimers.forEach(t -> assertThat(file.types()).containsEntry(t.substring(0, t.lastIndexOf('_')), "summary"));
+        assertThat(file.value("oncegate_decisions_total", "kind", "proceed")).as("the run that delivered").isEqualTo(1);
     }
 
     @Test
     void eachSeries_hasExactlyTheDocumentedTags_andTagValues() {
         for (Row row : table) {
-            for (String series : row.series()) {
-                List<PrometheusText.Sample> samples = scrape.series(series);
-                for (PrometheusText.Sample sample : samples) {
-                    Set<String> keys = new TreeSet<>(sample.labels().keySet());
-                    if (series.endsWith("_bucket")) {
-                        assertThat(keys).contains("le");
-                        keys.remove("le");
-                    }
-                    assertThat(keys).as(series + " tags").isEqualTo(new TreeSet<>(row.tags().keySet()));
-                }
-                row.tags().forEach((tag, values) -> {
-                    Set<String> seen = samples.stream().map(s -> s.labels().get(tag)).collect(Collectors.toCollection(TreeSet::new));
-                    if (values != null) {
-                        assertThat(seen).as(series + " values of " + tag).isEqualTo(new TreeSet<>(values));
-                    }
-                });
-                assertThat(samples).extracting(s -> s.labels().get("zk_namespace")).containsOnly(GateWorkload.NAMESPACE);
+            checkTags(row, scrapes.get(row.source()), namespaceOf(row.source()), false);
+            if (row.source() == Source.GATE) {
+                checkTags(row, scrapes.get(Source.TEXTFILE), CliWorkload.NAMESPACE, true);
             }
+        }
+    }
+
+    /** The row's series in {@code scrape} carry exactly its tags and tag values; {@code present}: only those there. */
+    private static void checkTags(Row row, PrometheusText scrape, String namespace, boolean present) {
+        for (String series : row.series()) {
+            List<PrometheusText.Sample> samples = scrape.series(series);
+            if (present && samples.isEmpty()) {
+                continue;
+            }
+            for (PrometheusText.Sample sample : samples) {
+                Set<String> keys = new TreeSet<>(sample.labels().keySet());
+                if (series.endsWith("_bucket")) {
+                    assertThat(keys).contains("le");
+                    keys.remove("le");
+                }
+                assertThat(keys).as(series + " tags").isEqualTo(new TreeSet<>(row.tags().keySet()));
+            }
+            row.tags().forEach((tag, values) -> {
+                Set<String> seen = samples.stream().map(s -> s.labels().get(tag)).collect(Collectors.toCollection(TreeSet::new));
+                if (values != null) {
+                    assertThat(seen).as(series + " values of " + tag).isEqualTo(new TreeSet<>(values));
+                }
+            });
+            assertThat(samples).as(series).isNotEmpty().extracting(s -> s.labels().get("zk_namespace")).containsOnly(namespace);
         }
     }
 
@@ -88,17 +146,18 @@ class MeterTableTest {
     @Test
     void typesNamesAndUnits_matchTheTable() {
         for (Row row : table) {
+            PrometheusText exported = scrapes.get(row.source());
             String prefix = row.meter().replace('.', '_');
             for (String series : row.series()) {
                 assertThat(series).as(row.meter()).startsWith(prefix);
                 switch (row.type()) {
-                    case "counter" -> assertThat(scrape.types()).containsEntry(series, "counter");
-                    case "gauge" -> assertThat(scrape.types()).containsEntry(series, "gauge");
+                    case "counter" -> assertThat(exported.types()).containsEntry(series, "counter");
+                    case "gauge" -> assertThat(exported.types()).containsEntry(series, "gauge");
                     case "timer" -> {
                         assertThat(row.unit()).isEqualTo("seconds");
                         String base = prefix + "_seconds";
                         assertThat(series).isIn(base + "_count", base + "_sum", base + "_max", base + "_bucket");
-                        assertThat(scrape.types()).containsEntry(base, "histogram").containsEntry(base + "_max", "gauge");
+                        assertThat(exported.types()).containsEntry(base, "histogram").containsEntry(base + "_max", "gauge");
                     }
                     default -> throw new AssertionError(row.meter() + ": unknown type " + row.type());
                 }

@@ -9,22 +9,34 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** The samples of a Prometheus text-format scrape: series name, labels, value. */
-record PrometheusText(List<Sample> samples, Map<String, String> types) {
+/**
+ * The samples of a Prometheus text-format scrape (or textfile): series name, labels, value; and
+ * each family's TYPE and HELP. Public for the CLI's process tests, which scrape the exporter and
+ * read {@code run --metrics-textfile}'s file.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public record PrometheusText(List<Sample> samples, Map<String, String> types, Map<String, String> helps) {
 
-    record Sample(String name, Map<String, String> labels, double value) {
+    public record Sample(String name, Map<String, String> labels, double value) {
     }
 
     private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\\{(.*)})?\\s+(\\S+)(?:\\s+\\d+)?$");
     private static final Pattern LABEL = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\"");
 
-    static PrometheusText parse(String text) {
+    public static PrometheusText parse(String text) {
         List<Sample> samples = new ArrayList<>();
         Map<String, String> types = new LinkedHashMap<>();
+        Map<String, String> helps = new LinkedHashMap<>();
         for (String line : text.split("\n")) {
             if (line.startsWith("# TYPE ")) {
                 String[] parts = line.split("\\s+");
                 types.put(parts[2], parts[3]);
+                continue;
+            }
+            if (line.startsWith("# HELP ")) {
+                String[] parts = line.split(" ", 4);
+                helps.put(parts[2], parts.length > 3 ? parts[3] : "");
                 continue;
             }
             if (line.isBlank() || line.startsWith("#")) {
@@ -43,16 +55,48 @@ record PrometheusText(List<Sample> samples, Map<String, String> types) {
             }
             samples.add(new Sample(m.group(1), labels, Double.parseDouble(m.group(3))));
         }
-        return new PrometheusText(List.copyOf(samples), Map.copyOf(types));
+        return new PrometheusText(List.copyOf(samples), Map.copyOf(types), Map.copyOf(helps));
     }
 
-    Set<String> names() {
+    public Set<String> names() {
         Set<String> names = new TreeSet<>();
         samples.forEach(s -> names.add(s.name()));
         return names;
     }
 
-    List<Sample> series(String name) {
+    public List<Sample> series(String name) {
         return samples.stream().filter(s -> s.name().equals(name)).toList();
+    }
+
+    /**
+     * The value of the one sample of {@code name} whose labels include {@code labels} (name,
+     * value, name, value…); fails when there is not exactly one.
+     */
+    public double value(String name, String... labels) {
+        return only(name, labels).value();
+    }
+
+    /** The sum of the samples of {@code name} whose labels include {@code labels}. */
+    public double sum(String name, String... labels) {
+        return matching(name, labels).stream().mapToDouble(Sample::value).sum();
+    }
+
+    private Sample only(String name, String... labels) {
+        List<Sample> found = matching(name, labels);
+        if (found.size() != 1) {
+            throw new AssertionError("expected one sample " + name + " " + List.of(labels) + ", found " + found);
+        }
+        return found.get(0);
+    }
+
+    private List<Sample> matching(String name, String... labels) {
+        return series(name).stream().filter(s -> {
+            for (int i = 0; i + 1 < labels.length; i += 2) {
+                if (!labels[i + 1].equals(s.labels().get(labels[i]))) {
+                    return false;
+                }
+            }
+            return true;
+        }).toList();
     }
 }

@@ -3,8 +3,6 @@ package dev.oncegate.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -12,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -29,25 +26,8 @@ class PromtoolTest {
 
     static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
-    record Result(int exit, String output) {
-    }
-
-    static Result promtool(Path workDir, String... args) throws IOException, InterruptedException {
-        Path promtool = Tools.require("promtool", "apt-get install -y prometheus");
-        List<String> command = new ArrayList<>(List.of(promtool.toString()));
-        command.addAll(List.of(args));
-        Path out = Files.createTempFile("promtool-", ".txt");
-        try {
-            Process process = new ProcessBuilder(command).directory(workDir.toFile()).redirectErrorStream(true)
-                    .redirectOutput(out.toFile()).start();
-            if (!process.waitFor(60, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-                throw new AssertionError("promtool " + String.join(" ", args) + " did not finish in 60 s");
-            }
-            return new Result(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8));
-        } finally {
-            Files.deleteIfExists(out);
-        }
+    static Promtool.Result promtool(Path workDir, String... args) throws IOException, InterruptedException {
+        return Promtool.run(workDir, null, args);
     }
 
     static Path prometheusDir() {
@@ -56,16 +36,16 @@ class PromtoolTest {
 
     @Test
     void scrapeConfig_andRules_pass_promtoolCheck() throws Exception {
-        Result config = promtool(prometheusDir(), "check", "config", "prometheus.yml");
+        Promtool.Result config = promtool(prometheusDir(), "check", "config", "prometheus.yml");
         assertThat(config.exit()).as(config.output()).isZero();
         assertThat(config.output()).doesNotContain("WARNING");
-        Result rules = promtool(prometheusDir(), "check", "rules", "oncegate-alerts.yml");
+        Promtool.Result rules = promtool(prometheusDir(), "check", "rules", "oncegate-alerts.yml");
         assertThat(rules.exit()).as(rules.output()).isZero();
     }
 
     @Test
     void everyAlert_passesItsUnitTests() throws Exception {
-        Result tests = promtool(prometheusDir(), "test", "rules", "oncegate-alerts.test.yml");
+        Promtool.Result tests = promtool(prometheusDir(), "test", "rules", "oncegate-alerts.test.yml");
         assertThat(tests.exit()).as(tests.output()).isZero();
         assertThat(tests.output()).contains("SUCCESS");
     }
@@ -110,7 +90,7 @@ class PromtoolTest {
         }));
         Path file = dir.resolve("dashboard-queries.yml");
         YAML.writeValue(file.toFile(), Map.of("groups", List.of(Map.of("name", "dashboard", "rules", records))));
-        Result check = promtool(dir, "check", "rules", file.getFileName().toString());
+        Promtool.Result check = promtool(dir, "check", "rules", file.getFileName().toString());
         assertThat(check.exit()).as(check.output()).isZero();
         assertThat(check.output()).contains("SUCCESS: " + records.size() + " rules found");
     }

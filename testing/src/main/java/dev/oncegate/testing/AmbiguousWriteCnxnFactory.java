@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
 /**
  * A server connection factory that makes exactly one chosen write ambiguous: the server
  * applies it, then closes the client's connection before the reply leaves, so the client sees
- * ConnectionLoss for a write that happened (the pitfall of SPEC §4: "a create or multi can be
+ * ConnectionLoss for a write that happened (the ZooKeeper pitfall "a create or multi can be
  * applied on the server while the client sees ConnectionLoss"). Every other request passes
  * unchanged; the fault switches itself off after one hit.
  *

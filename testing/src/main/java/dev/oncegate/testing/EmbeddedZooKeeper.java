@@ -25,13 +25,10 @@ import org.apache.zookeeper.common.X509Exception;
  * initialisation.
  *
  * <p>Thread-safe for the helpers; start, stop and restart are meant for the test thread.
- * The server's tick time is 1000 ms, so sessions are capped at 20 s: ask for short sessions.
- * For a server whose only client port is TLS, see {@link TlsZooKeeper}.
+ * The server's tick time is 1000 ms, so sessions are capped at 20 s: ask for short sessions
+ * ({@link Timing#SESSION}). For a server whose only client port is TLS, see {@link TlsZooKeeper}.
  */
 public final class EmbeddedZooKeeper implements AutoCloseable {
-
-    /** Session timeout that keeps expiry tests fast while surviving a loaded 2-core machine. */
-    public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(6);
 
     private final TestingServer server;
 
@@ -42,8 +39,38 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
         this.scratch = scratch;
     }
 
-    /** Starts a standalone server on 127.0.0.1 and a free port; its files go in a private temp directory. */
+    /**
+     * Starts a standalone server on 127.0.0.1 and a free port; its files go in a private temp
+     * directory. An interrupt that arrives meanwhile (a SIGTERM to a demo, say) does not cut the
+     * start short: Curator's {@code TestingServer} would give up waiting but leave its server
+     * thread starting, writing its data directory after this had removed it. The server is
+     * started all the same and the interrupt flag is left set for the caller, who closes it.
+     */
     public static EmbeddedZooKeeper start() {
+        java.util.concurrent.FutureTask<EmbeddedZooKeeper> starting = new java.util.concurrent.FutureTask<>(
+                EmbeddedZooKeeper::startNow);
+        Thread starter = new Thread(starting, "oncegate-zk-start");
+        starter.setDaemon(true);
+        starter.start();
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return starting.get();
+                } catch (InterruptedException e) {
+                    interrupted = true; // the start goes on: wait for it, so nothing is left half-started
+                } catch (java.util.concurrent.ExecutionException e) {
+                    throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static EmbeddedZooKeeper startNow() {
         java.nio.file.Path scratch = Scratch.create("oncegate-zk-");
         TestingServer server = null;
         try {
@@ -105,9 +132,9 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
         return newClient(connectString(), sessionTimeout);
     }
 
-    /** {@link #newClient(Duration)} with {@link #DEFAULT_SESSION_TIMEOUT}. */
+    /** {@link #newClient(Duration)} with {@link Timing#SESSION}. */
     public CuratorFramework newClient() {
-        return newClient(DEFAULT_SESSION_TIMEOUT);
+        return newClient(Timing.SESSION);
     }
 
     /** A started client for any connect string (an ensemble's, say). */
@@ -200,12 +227,6 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
     /** Stops the server and removes its data and its directory. */
     @Override
     public void close() {
-        try {
-            server.close();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } finally {
-            Scratch.delete(scratch);
-        }
+        Scratch.closeThenDelete(server, scratch);
     }
 }

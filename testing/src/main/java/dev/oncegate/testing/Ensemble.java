@@ -1,7 +1,6 @@
 package dev.oncegate.testing;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,8 +33,14 @@ public final class Ensemble implements AutoCloseable {
         this.scratch = scratch;
     }
 
-    /** Starts three servers and returns once they serve (a leader is elected). */
+    /**
+     * Starts three servers and returns once they serve (a leader is elected). From then on, a
+     * server of this process that meets a fatal error (a restarted peer finding its election port
+     * still taken, say) logs it instead of calling {@code System.exit}: an in-process test server
+     * must never end the test's JVM; the other two keep the quorum.
+     */
     public static Ensemble start(Duration timeout) throws InterruptedException {
+        org.apache.zookeeper.util.ServiceUtils.setSystemExitProcedure(org.apache.zookeeper.util.ServiceUtils.LOG_ONLY);
         java.nio.file.Path scratch = Scratch.create("oncegate-ensemble-");
         List<InstanceSpec> specs = new ArrayList<>();
         for (int i = 1; i <= 3; i++) {
@@ -148,13 +153,7 @@ public final class Ensemble implements AutoCloseable {
     /** Stops every server and removes their data and directories. */
     @Override
     public void close() {
-        try {
-            cluster.close();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } finally {
-            Scratch.delete(scratch);
-        }
+        Scratch.closeThenDelete(cluster, scratch);
     }
 
     /**

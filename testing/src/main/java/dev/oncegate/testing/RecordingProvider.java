@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.oncegate.ActionResult;
@@ -23,7 +22,8 @@ import dev.oncegate.ProvenNotSentException;
 /**
  * A fake delivery provider that records every delivery in a ledger: which key, which scope,
  * which fencing token, which task. Tests assert on the ledger (how many deliveries happened),
- * never merely on the absence of exceptions.
+ * never merely on the absence of exceptions. To hold an executor inside one of these actions
+ * (and crash or fence it there), wrap it in a {@link CrossingInFlight}.
  *
  * <p>Like a provider that honours idempotency tokens, it can refuse a delivery whose fencing
  * zxid is lower than one it already accepted for the same key ({@link #enforcingTokens()}).
@@ -118,18 +118,6 @@ public final class RecordingProvider {
         Objects.requireNonNull(evidence, "evidence");
         return ctx -> {
             throw new ProvenNotSentException(evidence);
-        };
-    }
-
-    /**
-     * Counts down {@code entered}, waits for {@code release}, then delivers and confirms. For
-     * tests that crash or fence an executor in the middle of its action.
-     */
-    public BoundaryAction blocking(CountDownLatch entered, CountDownLatch release) {
-        return ctx -> {
-            entered.countDown();
-            release.await();
-            return ActionResult.verified(deliver(ctx));
         };
     }
 

@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -34,6 +35,17 @@ public final class Scratch {
             return Files.createDirectories(dir.resolve(name));
         } catch (IOException e) {
             throw new UncheckedIOException("could not create " + dir.resolve(name) + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Closes {@code server} (a server or cluster using {@code dir}), then removes {@code dir} whatever the close did. */
+    public static void closeThenDelete(Closeable server, Path dir) {
+        try {
+            server.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            delete(dir);
         }
     }
 

@@ -212,9 +212,9 @@ public final class TlsZooKeeper implements AutoCloseable {
         return EmbeddedZooKeeper.newClient(connectString(), sessionTimeout, material.clientConfig());
     }
 
-    /** {@link #newClient(Duration)} with {@link EmbeddedZooKeeper#DEFAULT_SESSION_TIMEOUT}. */
+    /** {@link #newClient(Duration)} with {@link Timing#SESSION}. */
     public CuratorFramework newClient() {
-        return newClient(EmbeddedZooKeeper.DEFAULT_SESSION_TIMEOUT);
+        return newClient(Timing.SESSION);
     }
 
     /** Writes the namespace's genesis record over TLS, as {@code oncegate init} does. */

@@ -8,14 +8,11 @@ import java.util.Map;
 import dev.oncegate.Attempt;
 import dev.oncegate.Crossing;
 import dev.oncegate.Decision;
-import dev.oncegate.EffectKey;
 import dev.oncegate.KeyHistory;
 import dev.oncegate.Outcome;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * SPEC §4 pitfall "a create or multi can be applied on the server while the client sees
@@ -26,36 +23,14 @@ import org.junit.jupiter.api.Test;
  */
 class AmbiguousWriteRecognitionTest {
 
-    static EmbeddedZooKeeper zk;
-    String ns;
-    EffectKey key;
-    RecordingProvider provider;
+    @RegisterExtension
+    static final ZooKeeperExtension zk = ZooKeeperExtension.standaloneWithAmbiguousWrites();
+
     Worker a;
-
-    @BeforeAll
-    static void startServer() {
-        zk = EmbeddedZooKeeper.startWithAmbiguousWrites();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        AmbiguousWriteCnxnFactory.reset();
-        zk.close();
-    }
 
     @BeforeEach
     void fresh() {
-        ns = Scenarios.freshNamespace();
-        zk.initNamespace(ns);
-        key = Scenarios.freshKey();
-        provider = new RecordingProvider();
-        a = Worker.start(zk.connectString(), ns, "task-a", Timing.SESSION);
-    }
-
-    @AfterEach
-    void close() {
-        AmbiguousWriteCnxnFactory.reset();
-        a.close();
+        a = zk.newWorker("task-a");
     }
 
     @SuppressWarnings("unchecked")
@@ -71,29 +46,29 @@ class AmbiguousWriteRecognitionTest {
 
         // When a contender enters the fresh key
         Crossing crossing;
-        try (Attempt attempt = a.gate().enter(key, Timing.scaled(5_000))) {
+        try (Attempt attempt = a.gate().enter(zk.key(), Timing.scaled(5_000))) {
             // Then it proceeds with the token its (applied) lease write produced
             assertThat(AmbiguousWriteCnxnFactory.dropped()).isEqualTo(before + 1);
             assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.Proceed.class,
                     p -> assertThat(p.token().version()).isEqualTo(1));
-            crossing = attempt.cross(provider.verified());
+            crossing = attempt.cross(zk.provider().verified());
         }
         // and delivers exactly once
         assertThat(crossing).isInstanceOf(Crossing.Crossed.class);
-        assertThat(provider.deliveries()).isEqualTo(1);
-        assertThat(a.gate().inspect(key.key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        assertThat(a.gate().inspect(zk.key().key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 
     @Test
     void outcomeWriteReplyLost_retryRecognisesItsOwnOutcome() throws Exception {
         // Given an executor, and the reply to the next outcome multi will be lost
-        Attempt attempt = a.gate().enter(key);
+        Attempt attempt = a.gate().enter(zk.key());
         assertThat(attempt.decision().proceeds()).isTrue();
         int before = AmbiguousWriteCnxnFactory.dropped();
         AmbiguousWriteCnxnFactory.dropNextMultiCreating("/outcome");
 
         // When it crosses and delivers
-        Crossing crossing = attempt.cross(provider.verified());
+        Crossing crossing = attempt.cross(zk.provider().verified());
         attempt.close();
 
         // Then its retried outcome write recognised itself: recorded, once, by this attempt
@@ -102,8 +77,8 @@ class AmbiguousWriteRecognitionTest {
             assertThat(c.outcome()).isEqualTo(Outcome.SENT_VERIFIED);
             assertThat(c.recorded()).isTrue();
         });
-        assertThat(provider.deliveries()).isEqualTo(1);
-        KeyHistory history = a.gate().inspect(key.key());
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        KeyHistory history = a.gate().inspect(zk.key().key());
         assertThat(history.state()).isEqualTo(ScopeState.SENT_VERIFIED);
         assertThat(history.scopes().get(0).outcome().by().attempt()).isEqualTo(history.scopes().get(0).armed().by().attempt());
     }
@@ -111,12 +86,12 @@ class AmbiguousWriteRecognitionTest {
     @Test
     void notSentOutcomeReplyLost_retryRecognisesItAndScopeOneOpensOnce() throws Exception {
         // Given an executor, and the reply to the next outcome multi will be lost
-        Attempt attempt = a.gate().enter(key);
+        Attempt attempt = a.gate().enter(zk.key());
         int before = AmbiguousWriteCnxnFactory.dropped();
         AmbiguousWriteCnxnFactory.dropNextMultiCreating("/outcome");
 
         // When its provider proves not_sent
-        Crossing crossing = attempt.cross(provider.rejects("rejected before upload"));
+        Crossing crossing = attempt.cross(zk.provider().rejects("rejected before upload"));
         attempt.close();
         assertThat(AmbiguousWriteCnxnFactory.dropped()).isEqualTo(before + 1);
 
@@ -125,17 +100,17 @@ class AmbiguousWriteRecognitionTest {
             assertThat(c.outcome()).isEqualTo(Outcome.NOT_SENT);
             assertThat(c.recorded()).isTrue();
         });
-        KeyHistory history = a.gate().inspect(key.key());
+        KeyHistory history = a.gate().inspect(zk.key().key());
         assertThat(history.scopes()).hasSize(2);
         assertThat(Scenarios.outcomeOf(history, 0)).isEqualTo("not_sent");
         assertThat(history.state()).isEqualTo(ScopeState.OPEN);
 
         // and the next contender proceeds there and delivers exactly once
-        try (Worker b = Worker.start(zk.connectString(), ns, "task-b", Timing.SESSION);
-             Attempt next = b.gate().enter(key)) {
+        try (Worker b = zk.newWorker("task-b");
+             Attempt next = b.gate().enter(zk.key())) {
             assertThat(next.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isEqualTo(1));
-            assertThat(next.cross(provider.verified())).isInstanceOf(Crossing.Crossed.class);
+            assertThat(next.cross(zk.provider().verified())).isInstanceOf(Crossing.Crossed.class);
         }
-        assertThat(provider.deliveries()).isEqualTo(1);
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
     }
 }

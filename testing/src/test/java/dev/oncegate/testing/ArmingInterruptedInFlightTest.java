@@ -3,8 +3,6 @@ package dev.oncegate.testing;
 import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -13,10 +11,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import dev.oncegate.Attempt;
 import dev.oncegate.Crossing;
 import dev.oncegate.Decision;
-import dev.oncegate.EffectKey;
 import dev.oncegate.KeyHistory;
 import dev.oncegate.Outcome;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -30,29 +26,18 @@ class ArmingInterruptedInFlightTest {
     @RegisterExtension
     static final ZooKeeperExtension zk = ZooKeeperExtension.standaloneWithAmbiguousWrites();
 
-    final ExecutorService pool = Executors.newSingleThreadExecutor();
-
-    @AfterEach
-    void stop() throws InterruptedException {
-        AmbiguousWriteCnxnFactory.reset();
-        pool.shutdownNow();
-        pool.awaitTermination(10, TimeUnit.SECONDS);
-    }
-
     @Test
     void interruptWhileTheArmIsInFlight_armedButNeverInvoked_recordsNotSent_andTheKeyStaysFree() throws Exception {
-        EffectKey key = Scenarios.freshKey();
-        RecordingProvider provider = new RecordingProvider();
         Worker a = zk.newWorker("task-a");
         AtomicReference<Thread> executor = new AtomicReference<>();
         AtomicBoolean stillInterrupted = new AtomicBoolean();
         // Given the server holds the next arming request before applying it
         AmbiguousWriteCnxnFactory.Hold hold = AmbiguousWriteCnxnFactory.holdNextArmingRequest();
-        Future<Crossing> crossing = pool.submit(() -> {
+        Future<Crossing> crossing = zk.newPool(1).submit(() -> {
             executor.set(Thread.currentThread());
-            try (Attempt attempt = a.gate().enter(key)) {
+            try (Attempt attempt = a.gate().enter(zk.key())) {
                 assertThat(attempt.decision().proceeds()).isTrue();
-                Crossing c = attempt.cross(provider.verified());
+                Crossing c = attempt.cross(zk.provider().verified());
                 stillInterrupted.set(Thread.interrupted());
                 return c;
             }
@@ -70,15 +55,15 @@ class ArmingInterruptedInFlightTest {
                     assertThat(c.recorded()).isTrue();
                 });
         assertThat(stillInterrupted).isTrue();
-        assertThat(provider.deliveries()).isZero();
-        KeyHistory history = a.gate().inspect(key.key());
+        assertThat(zk.provider().deliveries()).isZero();
+        KeyHistory history = a.gate().inspect(zk.key().key());
         assertThat(history.scopes()).extracting(KeyHistory.Scope::state).containsExactly(ScopeState.NOT_SENT, ScopeState.OPEN);
         assertThat(history.scopes().get(0).armed()).isNotNull();
         // and the next contender delivers in scope 1
-        try (Attempt b = zk.newGate("task-b").enter(key)) {
+        try (Attempt b = zk.newGate("task-b").enter(zk.key())) {
             assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isEqualTo(1));
-            b.cross(provider.verified());
+            b.cross(zk.provider().verified());
         }
-        assertThat(provider.ledger()).singleElement().satisfies(d -> assertThat(d.scope()).isEqualTo(1));
+        assertThat(zk.provider().ledger()).singleElement().satisfies(d -> assertThat(d.scope()).isEqualTo(1));
     }
 }

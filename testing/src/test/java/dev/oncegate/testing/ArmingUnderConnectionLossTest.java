@@ -8,14 +8,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.oncegate.Attempt;
 import dev.oncegate.Crossing;
 import dev.oncegate.Decision;
-import dev.oncegate.EffectKey;
 import dev.oncegate.KeyHistory;
 import dev.oncegate.StopReason;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * SPEC §4.1/§4.4 and §9 "an executor crashing during the arming write": the server applies
@@ -23,45 +20,22 @@ import org.junit.jupiter.api.Test;
  */
 class ArmingUnderConnectionLossTest {
 
-    static EmbeddedZooKeeper zk;
-    String ns;
-    EffectKey key;
-    RecordingProvider provider;
+    @RegisterExtension
+    static final ZooKeeperExtension zk = ZooKeeperExtension.standaloneWithAmbiguousWrites();
+
     Worker a;
     Worker b;
 
-    @BeforeAll
-    static void startServer() {
-        zk = EmbeddedZooKeeper.startWithAmbiguousWrites();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        AmbiguousWriteCnxnFactory.reset();
-        zk.close();
-    }
-
     @BeforeEach
     void fresh() {
-        ns = Scenarios.freshNamespace();
-        zk.initNamespace(ns);
-        key = Scenarios.freshKey();
-        provider = new RecordingProvider();
-        a = Worker.start(zk.connectString(), ns, "task-a", Timing.SESSION);
-        b = Worker.start(zk.connectString(), ns, "task-b", Timing.SESSION);
-    }
-
-    @AfterEach
-    void close() {
-        AmbiguousWriteCnxnFactory.reset();
-        a.close();
-        b.close();
+        a = zk.newWorker("task-a");
+        b = zk.newWorker("task-b");
     }
 
     @Test
     void armingReplyLost_crossingRefusedWriteResultUnknownAndActionNeverInvoked() throws Exception {
         // Given executor A proceeded, and the server will drop the reply to the next arming multi
-        Attempt attempt = a.gate().enter(key);
+        Attempt attempt = a.gate().enter(zk.key());
         assertThat(attempt.decision().proceeds()).isTrue();
         int droppedBefore = AmbiguousWriteCnxnFactory.dropped();
         AmbiguousWriteCnxnFactory.dropNextArmingReply();
@@ -70,7 +44,7 @@ class ArmingUnderConnectionLossTest {
         AtomicInteger invoked = new AtomicInteger();
         Crossing crossing = attempt.cross(ctx -> {
             invoked.incrementAndGet();
-            return provider.verified().deliver(ctx);
+            return zk.provider().verified().deliver(ctx);
         });
         attempt.close();
 
@@ -81,32 +55,32 @@ class ArmingUnderConnectionLossTest {
             assertThat(r.stop().reason()).isEqualTo(StopReason.WRITE_RESULT_UNKNOWN);
         });
         assertThat(invoked).hasValue(0);
-        assertThat(provider.deliveries()).isZero();
+        assertThat(zk.provider().deliveries()).isZero();
         assertThat(attempt.decision()).isInstanceOf(Decision.StopUnavailable.class);
 
         // and the write did happen: the scope is armed, with A's token, and no outcome
-        KeyHistory history = b.gate().inspect(key.key());
+        KeyHistory history = b.gate().inspect(zk.key().key());
         assertThat(history.state()).isEqualTo(ScopeState.ARMED);
         assertThat(history.scopes().get(0).armed()).isNotNull();
         assertThat(history.scopes().get(0).armed().by().task()).contains("task-a");
         assertThat(history.scopes().get(0).outcome()).isNull();
 
         // and the next contender stops unknown, for good
-        try (Attempt next = b.gate().enter(key, Timing.scaled(1_000))) {
+        try (Attempt next = b.gate().enter(zk.key(), Timing.scaled(1_000))) {
             assertThat(next.decision()).isInstanceOfSatisfying(Decision.StopUnknown.class,
                     s -> assertThat(s.reason()).isEqualTo(StopReason.ARMED_WITHOUT_OUTCOME));
         }
-        assertThat(provider.deliveries()).isZero();
+        assertThat(zk.provider().deliveries()).isZero();
     }
 
     @Test
     void faultSwitchedOff_armingPassesNormally() throws Exception {
         // Given the same server with the fault not armed (control: the factory is otherwise transparent)
-        try (Attempt attempt = a.gate().enter(key)) {
+        try (Attempt attempt = a.gate().enter(zk.key())) {
             // When A crosses, Then it delivers and records normally
-            assertThat(attempt.cross(provider.verified())).isInstanceOf(Crossing.Crossed.class);
+            assertThat(attempt.cross(zk.provider().verified())).isInstanceOf(Crossing.Crossed.class);
         }
-        assertThat(provider.deliveries()).isEqualTo(1);
-        assertThat(b.gate().inspect(key.key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        assertThat(b.gate().inspect(zk.key().key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 }

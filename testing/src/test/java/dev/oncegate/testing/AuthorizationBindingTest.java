@@ -7,24 +7,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 
 import dev.oncegate.Attempt;
 import dev.oncegate.BoundaryAction;
 import dev.oncegate.Crossing;
 import dev.oncegate.Decision;
-import dev.oncegate.EffectKey;
 import dev.oncegate.Gate;
 import dev.oncegate.KeyHistory;
 import dev.oncegate.Outcome;
 import dev.oncegate.ProvenNotSentException;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -44,28 +37,24 @@ class AuthorizationBindingTest {
     static final String QUOTA = "the provider rejected the upload: quota exceeded";
     static final byte[] RECIPE = "{\"by\":\"alice\",\"reason\":\"customer says nothing arrived\"}".getBytes(StandardCharsets.UTF_8);
 
-    EffectKey key;
-    RecordingProvider provider;
-
-    @BeforeEach
-    void fresh() {
-        key = Scenarios.freshKey();
-        provider = new RecordingProvider();
-    }
-
-    String keyPath() {
-        return key.path(zk.namespace());
-    }
-
     /** The zkCli recipe: {@code create KEY/authorizations/after-<n> '{"by":…,"reason":…}'}. */
     void authorizeFromZkCli(CuratorFramework client, int after) throws Exception {
-        client.create().forPath(keyPath() + "/authorizations/after-" + after, RECIPE);
+        client.create().forPath(zk.keyPath() + "/authorizations/after-" + after, RECIPE);
+    }
+
+    /** Task A's worker, after it consumed the key crossing with {@code action}. */
+    Worker consumedWith(BoundaryAction action) throws InterruptedException {
+        Worker a = zk.newWorker("task-a");
+        try (Attempt attempt = a.gate().enter(zk.key())) {
+            attempt.cross(action);
+        }
+        return a;
     }
 
     Decision enterAndDeliver(Gate gate) throws InterruptedException {
-        try (Attempt a = gate.enter(key, Timing.WAIT)) {
+        try (Attempt a = gate.enter(zk.key(), Timing.WAIT)) {
             if (a.decision() instanceof Decision.Proceed) {
-                Crossing c = a.cross(provider.verified());
+                Crossing c = a.cross(zk.provider().verified());
                 assertThat(c).isInstanceOf(Crossing.Crossed.class);
             }
             return a.decision();
@@ -77,7 +66,7 @@ class AuthorizationBindingTest {
         // Given A armed scope 0 and is slow; an operator sees "armed" (reads as unknown) and authorizes after-0
         Worker a = zk.newWorker("task-a");
         Crossing first;
-        try (CrossingInFlight inFlight = CrossingInFlight.start(a.gate(), key, provider.rejects(QUOTA))) {
+        try (CrossingInFlight inFlight = CrossingInFlight.start(a.gate(), zk.key(), zk.provider().rejects(QUOTA))) {
             assertThat(inFlight.awaitInAction(Timing.EVENTUALLY)).isTrue();
             authorizeFromZkCli(a.client(), 0);
             // When A's action proves not_sent, then B and later C enter
@@ -93,12 +82,10 @@ class AuthorizationBindingTest {
         });
         assertThat(b).isInstanceOf(Decision.Proceed.class);
         assertThat(c).isInstanceOf(Decision.StopSent.class);
-        assertThat(provider.deliveries()).isEqualTo(1);
-        assertThat(provider.ledger().get(0).scope()).isEqualTo(1);
-        KeyHistory history = a.gate().inspect(key.key());
-        assertThat(history.scopes()).hasSize(2);
-        assertThat(Scenarios.outcomeOf(history, 0)).isEqualTo("not_sent");
-        assertThat(Scenarios.outcomeOf(history, 1)).isEqualTo("sent_verified");
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        assertThat(zk.provider().ledger().get(0).scope()).isEqualTo(1);
+        KeyHistory history = a.gate().inspect(zk.key().key());
+        assertThat(Scenarios.outcomes(history)).containsExactly("not_sent", "sent_verified");
         assertThat(history.authorizations()).singleElement().satisfies(auth -> {
             assertThat(auth.name()).isEqualTo("after-0");
             assertThat(auth.usedBy()).isEqualTo(-1);
@@ -112,7 +99,7 @@ class AuthorizationBindingTest {
         Worker a = zk.newWorker("task-a");
         Decision c;
         Crossing first;
-        try (CrossingInFlight inFlight = CrossingInFlight.start(a.gate(), key, provider.rejects(QUOTA))) {
+        try (CrossingInFlight inFlight = CrossingInFlight.start(a.gate(), zk.key(), zk.provider().rejects(QUOTA))) {
             assertThat(inFlight.awaitInAction(Timing.EVENTUALLY)).isTrue();
             authorizeFromZkCli(a.client(), 0);
             // When C uses the authorization (scope 1) and delivers, and only then A proves not_sent
@@ -123,25 +110,22 @@ class AuthorizationBindingTest {
         // Then A's not_sent is recorded (the next scope exists already: it is written without it)
         assertThat(c).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isEqualTo(1));
         assertThat(first).isInstanceOfSatisfying(Crossing.Crossed.class, x -> assertThat(x.recorded()).isTrue());
-        KeyHistory history = a.gate().inspect(key.key());
+        KeyHistory history = a.gate().inspect(zk.key().key());
         assertThat(history.scopes()).extracting(KeyHistory.Scope::state).containsExactly(ScopeState.NOT_SENT, ScopeState.SENT_VERIFIED);
         assertThat(history.authorizations()).singleElement().satisfies(auth -> assertThat(auth.status()).isEqualTo(KeyHistory.AuthorizationStatus.USED));
         // and nobody delivers again
         assertThat(enterAndDeliver(zk.newGate("task-d"))).isInstanceOf(Decision.StopSent.class);
-        assertThat(provider.deliveries()).isEqualTo(1);
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
     }
 
     @Test
     void recipePastedTwice_orAnOldStyleRecord_opensOneScopeOnly() throws Exception {
         // Given a key consumed with send_status_unknown
-        Worker a = zk.newWorker("task-a");
-        try (Attempt attempt = a.gate().enter(key)) {
-            attempt.cross(provider.unconfirmed());
-        }
+        Worker a = consumedWith(zk.provider().unconfirmed());
         // When the operator pastes the recipe twice, and someone adds a record with another name
         authorizeFromZkCli(a.client(), 0);
         assertThatThrownBy(() -> authorizeFromZkCli(a.client(), 0)).isInstanceOf(KeeperException.NodeExistsException.class);
-        a.client().create().forPath(keyPath() + "/authorizations/auth-0000000001", RECIPE);
+        a.client().create().forPath(zk.keyPath() + "/authorizations/auth-0000000001", RECIPE);
 
         // and many contenders enter, one after another
         List<Decision> decisions = new ArrayList<>();
@@ -151,8 +135,8 @@ class AuthorizationBindingTest {
 
         // Then exactly one redelivery (scope 1)
         assertThat(decisions).filteredOn(Decision::proceeds).hasSize(1);
-        assertThat(provider.deliveries()).isEqualTo(2);
-        KeyHistory history = a.gate().inspect(key.key());
+        assertThat(zk.provider().deliveries()).isEqualTo(2);
+        KeyHistory history = a.gate().inspect(zk.key().key());
         assertThat(history.scopes()).hasSize(2);
         assertThat(history.authorizations()).extracting(KeyHistory.Authorization::name, KeyHistory.Authorization::status)
                 .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("after-0", KeyHistory.AuthorizationStatus.USED),
@@ -162,10 +146,7 @@ class AuthorizationBindingTest {
     @Test
     void authorizationForAnEarlierScope_isNeverHonouredForALaterOne() throws Exception {
         // Given scope 0 consumed, authorized and redelivered in scope 1 (consumed too)
-        Worker a = zk.newWorker("task-a");
-        try (Attempt attempt = a.gate().enter(key)) {
-            attempt.cross(provider.unconfirmed());
-        }
+        Worker a = consumedWith(zk.provider().unconfirmed());
         authorizeFromZkCli(a.client(), 0);
         assertThat(enterAndDeliver(zk.newGate("task-b"))).isInstanceOf(Decision.Proceed.class);
 
@@ -174,18 +155,18 @@ class AuthorizationBindingTest {
 
         // Then they stop: after-0 was used for scope 1 and means nothing for scope 1's consumption
         assertThat(late).isInstanceOf(Decision.StopSent.class);
-        assertThat(provider.deliveries()).isEqualTo(2);
-        assertThat(a.gate().inspect(key.key()).authorizeCommand())
-                .isEqualTo("create " + keyPath() + "/authorizations/after-1 '{\"by\":\"<you>\",\"reason\":\"<why>\"}'");
+        assertThat(zk.provider().deliveries()).isEqualTo(2);
+        assertThat(a.gate().inspect(zk.key().key()).authorizeCommand())
+                .isEqualTo("create " + zk.keyPath() + "/authorizations/after-1 '{\"by\":\"<you>\",\"reason\":\"<why>\"}'");
     }
 
     @Test
     void authorizationCreatedBeforeItsScopeWasConsumed_isPremature_andNeverHonoured() throws Exception {
         // Given an operator "pre-authorizes" scope 0 while it is still open
         Worker a = zk.newWorker("task-a");
-        try (Attempt attempt = a.gate().enter(key)) {
+        try (Attempt attempt = a.gate().enter(zk.key())) {
             authorizeFromZkCli(a.client(), 0);
-            attempt.cross(provider.verified());
+            attempt.cross(zk.provider().verified());
         }
 
         // When contenders come after scope 0 was consumed
@@ -193,66 +174,49 @@ class AuthorizationBindingTest {
 
         // Then the early record is not an informed decision about scope 0: nothing is redelivered
         assertThat(late).isInstanceOf(Decision.StopSent.class);
-        assertThat(provider.deliveries()).isEqualTo(1);
-        assertThat(a.gate().inspect(key.key()).authorizations()).singleElement()
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        assertThat(a.gate().inspect(zk.key().key()).authorizations()).singleElement()
                 .satisfies(auth -> assertThat(auth.status()).isEqualTo(KeyHistory.AuthorizationStatus.PREMATURE));
     }
 
     @Test
     void twoOperatorsAuthorizingAtOnce_writeOneRecord_andOneScopeOpens() throws Exception {
         // Given a consumed key
-        Worker a = zk.newWorker("task-a");
-        try (Attempt attempt = a.gate().enter(key)) {
-            attempt.cross(provider.verified());
-        }
+        Worker a = consumedWith(zk.provider().verified());
         // When two operators (two sessions) authorize at the same moment
         Gate alice = zk.newGate("alice");
         Gate bob = zk.newGate("bob");
-        CyclicBarrier both = new CyclicBarrier(2);
-        ExecutorService pool = Executors.newFixedThreadPool(2);
-        List<Operator.Authorized> results;
-        try {
-            Future<Operator.Authorized> byAlice = pool.submit(() -> {
-                both.await();
-                return alice.operator().authorize(key.key(), "alice", "resend to the customer");
-            });
-            Future<Operator.Authorized> byBob = pool.submit(() -> {
-                both.await();
-                return bob.operator().authorize(key.key(), "bob", "resend too");
-            });
-            results = List.of(byAlice.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS),
-                    byBob.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS));
-        } finally {
-            pool.shutdownNow();
-        }
+        List<Operator.Authorized> results = Race.together(
+                () -> alice.operator().authorize(zk.key().key(), "alice", "resend to the customer"),
+                () -> bob.operator().authorize(zk.key().key(), "bob", "resend too"));
 
         // Then one record was written, the other operator was told about it
         assertThat(results).filteredOn(Operator.Authorized::created).hasSize(1);
         assertThat(results).allSatisfy(r -> {
-            assertThat(r.path()).isEqualTo(keyPath() + "/authorizations/after-0");
+            assertThat(r.path()).isEqualTo(zk.keyPath() + "/authorizations/after-0");
             assertThat(r.status()).isEqualTo(KeyHistory.AuthorizationStatus.UNUSED);
         });
         assertThat(results.get(0).by()).isEqualTo(results.get(1).by());
-        assertThat(a.client().getChildren().forPath(keyPath() + "/authorizations")).containsExactly("after-0");
+        assertThat(a.client().getChildren().forPath(zk.keyPath() + "/authorizations")).containsExactly("after-0");
         // and exactly one redelivery follows
         assertThat(enterAndDeliver(zk.newGate("task-b"))).isInstanceOf(Decision.Proceed.class);
         assertThat(enterAndDeliver(zk.newGate("task-c"))).isInstanceOf(Decision.StopSent.class);
-        assertThat(provider.deliveries()).isEqualTo(2);
+        assertThat(zk.provider().deliveries()).isEqualTo(2);
     }
 
     @Test
     void authorize_refusesAKeyThatIsNotConsumed_andWritesNothing() throws Exception {
         Gate gate = zk.newGate("ops");
-        assertThatThrownBy(() -> gate.operator().authorize(key.key(), "ops", "why")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> gate.operator().authorize(zk.key().key(), "ops", "why")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("does not exist");
-        try (Attempt attempt = gate.enter(key)) {
+        try (Attempt attempt = gate.enter(zk.key())) {
             BoundaryAction never = ctx -> {
                 throw new ProvenNotSentException("validation failed before upload");
             };
             attempt.cross(never);
         }
-        assertThatThrownBy(() -> gate.operator().authorize(key.key(), "ops", "why")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> gate.operator().authorize(zk.key().key(), "ops", "why")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("not consumed");
-        assertThat(zk.newClient().getChildren().forPath(keyPath() + "/authorizations")).isEmpty();
+        assertThat(zk.newClient().getChildren().forPath(zk.keyPath() + "/authorizations")).isEmpty();
     }
 }

@@ -6,9 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.oncegate.Attempt;
 import dev.oncegate.Decision;
-import dev.oncegate.EffectKey;
 import dev.oncegate.Gate;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -21,41 +19,34 @@ class AuthorizationRetryTest {
     @RegisterExtension
     static final ZooKeeperExtension zk = ZooKeeperExtension.standaloneWithAmbiguousWrites();
 
-    @AfterEach
-    void reset() {
-        AmbiguousWriteCnxnFactory.reset();
-    }
-
     @Test
     void authorizeWhoseReplyIsLost_recognisesItsOwnRecord_andOneRedeliveryFollows() throws Exception {
-        EffectKey key = Scenarios.freshKey();
-        RecordingProvider provider = new RecordingProvider();
         Gate ops = zk.newGate("ops");
-        try (Attempt attempt = ops.enter(key)) {
-            attempt.cross(provider.unconfirmed());
+        try (Attempt attempt = ops.enter(zk.key())) {
+            attempt.cross(zk.provider().unconfirmed());
         }
         // Given the reply to the authorization's create will be lost (it is applied)
         int dropped = AmbiguousWriteCnxnFactory.dropped();
         AmbiguousWriteCnxnFactory.dropNextCreate("/authorizations/after-0");
 
         // When an operator authorizes once
-        Operator.Authorized done = ops.operator().authorize(key.key(), "alice", "customer says nothing arrived");
+        Operator.Authorized done = ops.operator().authorize(zk.key().key(), "alice", "customer says nothing arrived");
 
         // Then the retried create recognised its own record: created, one record, one redelivery
         assertThat(AmbiguousWriteCnxnFactory.dropped()).isEqualTo(dropped + 1);
         assertThat(done.created()).isTrue();
         assertThat(done.status()).isEqualTo(KeyHistory.AuthorizationStatus.UNUSED);
-        assertThat(zk.newClient().getChildren().forPath(key.path(zk.namespace()) + "/authorizations")).containsExactly("after-0");
+        assertThat(zk.newClient().getChildren().forPath(zk.keyPath() + "/authorizations")).containsExactly("after-0");
         int proceeded = 0;
         for (int i = 0; i < 3; i++) {
-            try (Attempt attempt = zk.newGate("retry-" + i).enter(key)) {
+            try (Attempt attempt = zk.newGate("retry-" + i).enter(zk.key())) {
                 if (attempt.decision() instanceof Decision.Proceed) {
                     proceeded++;
-                    attempt.cross(provider.verified());
+                    attempt.cross(zk.provider().verified());
                 }
             }
         }
         assertThat(proceeded).isEqualTo(1);
-        assertThat(provider.deliveries()).isEqualTo(2);
+        assertThat(zk.provider().deliveries()).isEqualTo(2);
     }
 }

@@ -4,14 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.oncegate.Attempt;
 import dev.oncegate.Decision;
-import dev.oncegate.EffectKey;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.Watcher;
 import org.junit.jupiter.api.Test;
@@ -30,7 +27,6 @@ class BlockedEventThreadTest {
 
     @Test
     void applicationWatcherBlocksTheEventThread_contenderStillProceeds() throws Exception {
-        EffectKey key = Scenarios.freshKey();
         Worker w = zk.newWorker("task-a");
         CuratorFramework other = zk.newClient();
         String blocker = zk.namespace() + "-blocker";
@@ -51,18 +47,12 @@ class BlockedEventThreadTest {
         assertThat(blocking.await(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
 
         // When the worker enters a fresh key meanwhile (its latch's callbacks wait behind the watcher)
-        ExecutorService pool = Executors.newSingleThreadExecutor();
-        try {
-            Future<Decision> decision = pool.submit(() -> {
-                try (Attempt attempt = w.gate().enter(key, Timing.WAIT)) {
-                    return attempt.decision();
-                }
-            });
-            // Then it proceeds once the event thread is free: it was never refused for "missing permission"
-            assertThat(decision.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS)).isInstanceOf(Decision.Proceed.class);
-        } finally {
-            pool.shutdownNow();
-            pool.awaitTermination(10, TimeUnit.SECONDS);
-        }
+        Future<Decision> decision = zk.newPool(1).submit(() -> {
+            try (Attempt attempt = w.gate().enter(zk.key(), Timing.WAIT)) {
+                return attempt.decision();
+            }
+        });
+        // Then it proceeds once the event thread is free: it was never refused for "missing permission"
+        assertThat(decision.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS)).isInstanceOf(Decision.Proceed.class);
     }
 }

@@ -2,12 +2,9 @@ package dev.oncegate.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 
 import dev.oncegate.Attempt;
 import dev.oncegate.Decision;
-import dev.oncegate.Destination;
 import dev.oncegate.EffectKey;
 import dev.oncegate.Gate;
 import org.junit.jupiter.api.Test;
@@ -22,20 +19,20 @@ class EnsembleExtensionTest {
     @Test
     void leaderKilledAfterProceed_theEffectIsStillDecidedOnce() throws Exception {
         // Given a worker elected for an effect on a 3-server ensemble
-        RecordingProvider provider = new RecordingProvider();
-        EffectKey key = EffectKey.of(Destination.stable("slack", "C1"), "ensemble".getBytes(StandardCharsets.UTF_8));
+        RecordingProvider provider = zk.provider();
+        EffectKey key = zk.key();
         Gate first = zk.newGate("first");
         try (Attempt attempt = first.enter(key)) {
             assertThat(attempt.decision()).isInstanceOf(Decision.Proceed.class);
 
             // When the ensemble's leader is killed before it crosses
             zk.ensemble().killLeader();
-            assertThat(zk.ensemble().awaitLeader(Duration.ofSeconds(30))).isTrue();
+            assertThat(zk.ensemble().awaitLeader(Timing.EVENTUALLY)).isTrue();
             attempt.cross(provider.verified());
         }
 
         // Then, whatever the crossing met, a later contender finds the effect decided or delivers it: once in all
-        try (Attempt later = zk.newGate("later").enter(key, Duration.ofSeconds(30))) {
+        try (Attempt later = zk.newGate("later").enter(key, Timing.WAIT)) {
             if (later.decision() instanceof Decision.Proceed) {
                 later.cross(provider.verified());
             }

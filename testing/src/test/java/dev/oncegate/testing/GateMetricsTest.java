@@ -15,9 +15,13 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** SPEC §8: the meters count what the scenarios did, by bounded tags, never by key. */
-class GateMetricsTest extends ServerScenario {
+class GateMetricsTest {
+
+    @RegisterExtension
+    static final ZooKeeperExtension zk = ZooKeeperExtension.standalone();
 
     final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
@@ -26,12 +30,12 @@ class GateMetricsTest extends ServerScenario {
     }
 
     private double active() {
-        return registry.find("oncegate.executors.active").tag("zk_namespace", ns).gauges().stream()
+        return registry.find("oncegate.executors.active").tag("zk_namespace", zk.namespace()).gauges().stream()
                 .mapToDouble(Gauge::value).sum();
     }
 
     private Worker metered(String task) {
-        return worker(task, b -> b.meterRegistry(registry));
+        return zk.newWorker(task, b -> b.meterRegistry(registry));
     }
 
     @Test
@@ -41,43 +45,43 @@ class GateMetricsTest extends ServerScenario {
         Worker b = metered("task-b");
 
         // When: key 1 delivered, then entered again (proceed, sent_verified, stop_sent)
-        EffectKey k1 = key;
+        EffectKey k1 = zk.key();
         try (Attempt x = a.gate().enter(k1)) {
-            x.cross(provider.verified());
+            x.cross(zk.provider().verified());
         }
         try (Attempt x = b.gate().enter(k1)) {
             assertThat(x.decision()).isInstanceOf(Decision.StopSent.class);
         }
         // key 2: not_sent, then delivered unconfirmed in scope 1, then a stop_unknown
-        EffectKey k2 = Scenarios.freshKey();
+        EffectKey k2 = zk.newKey();
         try (Attempt x = a.gate().enter(k2)) {
-            x.cross(provider.rejects("refused before upload"));
+            x.cross(zk.provider().rejects("refused before upload"));
         }
         try (Attempt x = b.gate().enter(k2)) {
-            x.cross(provider.unconfirmed());
+            x.cross(zk.provider().unconfirmed());
         }
         try (Attempt x = a.gate().enter(k2)) {
             assertThat(x.decision()).isInstanceOf(Decision.StopUnknown.class);
         }
         // key 3: a hung executor (2 s lease) is taken over (lapsed) and fenced at its checkpoint
-        EffectKey k3 = Scenarios.freshKey();
-        Worker hung = worker("task-hung", builder -> builder.meterRegistry(registry).leaseTtl(Timing.SHORT_LEASE));
-        Attempt hungAttempt = track(hung.gate().enter(k3));
+        EffectKey k3 = zk.newKey();
+        Worker hung = zk.newWorker("task-hung", builder -> builder.meterRegistry(registry).leaseTtl(Timing.SHORT_LEASE));
+        Attempt hungAttempt = zk.track(hung.gate().enter(k3));
         assertThat(hungAttempt.decision().proceeds()).isTrue();
-        Future<Attempt> taker = Scenarios.enterAsync(pool(1), b.gate(), k3, Timing.WAIT);
-        Attempt takerAttempt = track(taker.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS));
+        Future<Attempt> taker = Scenarios.enterAsync(zk.newPool(1), b.gate(), k3, Timing.WAIT);
+        Attempt takerAttempt = zk.track(taker.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS));
         assertThat(takerAttempt.decision().proceeds()).isTrue();
         assertThat(hungAttempt.checkpoint("late").proceeds()).isFalse();
-        assertThat(takerAttempt.cross(provider.verified())).isInstanceOf(Crossing.Crossed.class);
+        assertThat(takerAttempt.cross(zk.provider().verified())).isInstanceOf(Crossing.Crossed.class);
         // an uninitialised namespace: fail closed
-        Worker lost = track(Worker.start(zk.connectString(), Scenarios.freshNamespace(), "task-lost", Timing.SESSION,
+        Worker lost = zk.track(Worker.start(zk.connectString(), Scenarios.freshNamespace(), "task-lost", Timing.SESSION,
                 builder -> builder.meterRegistry(registry)));
-        try (Attempt x = lost.gate().enter(Scenarios.freshKey())) {
+        try (Attempt x = lost.gate().enter(zk.newKey())) {
             assertThat(x.decision()).isInstanceOf(Decision.StopUnavailable.class);
         }
 
         // Then the ledger and the meters agree
-        assertThat(provider.deliveries()).isEqualTo(3);
+        assertThat(zk.provider().deliveries()).isEqualTo(3);
         assertThat(count("oncegate.decisions", "kind", "proceed")).isEqualTo(5);
         assertThat(count("oncegate.decisions", "kind", "stop_sent")).isEqualTo(1);
         assertThat(count("oncegate.decisions", "kind", "stop_unknown")).isEqualTo(1);
@@ -108,13 +112,13 @@ class GateMetricsTest extends ServerScenario {
         Worker first = metered("task-a");
         Worker second = metered("task-b");
         // When only the second gate's attempt proceeds and holds its lease
-        try (Attempt attempt = second.gate().enter(key)) {
+        try (Attempt attempt = second.gate().enter(zk.key())) {
             assertThat(attempt.decision().proceeds()).isTrue();
             // Then the active-executors gauges, summed over the gates' slots, show it
             assertThat(active()).isEqualTo(1.0);
-            assertThat(registry.find("oncegate.executors.active").tag("zk_namespace", ns).gauges()).hasSize(2);
+            assertThat(registry.find("oncegate.executors.active").tag("zk_namespace", zk.namespace()).gauges()).hasSize(2);
         }
-        assertThat(first.gate().inspect(key.key()).state()).isEqualTo(ScopeState.OPEN);
-        assertThat(provider.deliveries()).isZero();
+        assertThat(first.gate().inspect(zk.key().key()).state()).isEqualTo(ScopeState.OPEN);
+        assertThat(zk.provider().deliveries()).isZero();
     }
 }

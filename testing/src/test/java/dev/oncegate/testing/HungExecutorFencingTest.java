@@ -16,13 +16,17 @@ import dev.oncegate.FencingToken;
 import dev.oncegate.KeyHistory;
 import dev.oncegate.StopReason;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * SPEC §4.6 and §9 "a hung executor fenced after its lease lapses": A proceeds with a short
  * lease and stalls while still connected; B takes the lapsed lease over and delivers; A can
  * neither pass a checkpoint nor arm afterwards.
  */
-class HungExecutorFencingTest extends ServerScenario {
+class HungExecutorFencingTest {
+
+    @RegisterExtension
+    static final ZooKeeperExtension zk = ZooKeeperExtension.standalone();
 
     Worker a;
     Worker b;
@@ -31,13 +35,13 @@ class HungExecutorFencingTest extends ServerScenario {
 
     /** A proceeds with a 2 s lease and hangs; B, waiting longer than that, takes the lease over. */
     private Attempt hungAThenBTakesOver() throws Exception {
-        a = worker("task-a", builder -> builder.leaseTtl(Timing.SHORT_LEASE));
-        b = worker("task-b");
-        attemptA = track(a.gate().enter(key));
+        a = zk.newWorker("task-a", builder -> builder.leaseTtl(Timing.SHORT_LEASE));
+        b = zk.newWorker("task-b");
+        attemptA = zk.track(a.gate().enter(zk.key()));
         assertThat(attemptA.decision()).isInstanceOf(Decision.Proceed.class);
         tokenA = ((Decision.Proceed) attemptA.decision()).token();
-        Future<Attempt> enteredB = Scenarios.enterAsync(pool(1), b.gate(), key, Timing.WAIT);
-        Attempt attemptB = track(enteredB.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS));
+        Future<Attempt> enteredB = Scenarios.enterAsync(zk.newPool(1), b.gate(), zk.key(), Timing.WAIT);
+        Attempt attemptB = zk.track(enteredB.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS));
         assertThat(attemptB.decision()).isInstanceOf(Decision.Proceed.class);
         return attemptB;
     }
@@ -45,7 +49,7 @@ class HungExecutorFencingTest extends ServerScenario {
     private BoundaryAction counting(AtomicInteger invoked) {
         return ctx -> {
             invoked.incrementAndGet();
-            return provider.verified().deliver(ctx);
+            return zk.provider().verified().deliver(ctx);
         };
     }
 
@@ -70,14 +74,14 @@ class HungExecutorFencingTest extends ServerScenario {
 
         // while B crosses normally: exactly one delivery, with B's token, larger than A's
         assertThat(attemptB.checkpoint("b-picker").proceeds()).isTrue();
-        assertThat(attemptB.cross(provider.verified())).isInstanceOf(Crossing.Crossed.class);
-        assertThat(provider.deliveries()).isEqualTo(1);
-        FencingToken delivered = provider.ledger().get(0).token();
-        assertThat(provider.ledger().get(0).taskId()).isEqualTo("task-b");
+        assertThat(attemptB.cross(zk.provider().verified())).isInstanceOf(Crossing.Crossed.class);
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        FencingToken delivered = zk.provider().ledger().get(0).token();
+        assertThat(zk.provider().ledger().get(0).taskId()).isEqualTo("task-b");
         assertThat(delivered.version()).isGreaterThan(tokenB.version() - 1).isGreaterThan(tokenA.version());
         assertThat(delivered.zxid()).isGreaterThan(tokenA.zxid());
         assertThat(tokenB.zxid()).isGreaterThan(tokenA.zxid());
-        KeyHistory history = b.gate().inspect(key.key());
+        KeyHistory history = b.gate().inspect(zk.key().key());
         assertThat(history.state()).isEqualTo(ScopeState.SENT_VERIFIED);
         assertThat(history.scopes().get(0).armed().by().task()).contains("task-b");
     }
@@ -86,7 +90,7 @@ class HungExecutorFencingTest extends ServerScenario {
     void leaseLapsed_hungExecutorsCheckpointAfterTakeoverIsRefusedAndItCannotCross() throws Exception {
         // Given A hung past its lease, B took over and delivered
         Attempt attemptB = hungAThenBTakesOver();
-        assertThat(attemptB.cross(provider.verified())).isInstanceOf(Crossing.Crossed.class);
+        assertThat(attemptB.cross(zk.provider().verified())).isInstanceOf(Crossing.Crossed.class);
 
         // When A wakes up and passes a checkpoint
         Decision checkpoint = attemptA.checkpoint("picker-open");
@@ -99,19 +103,19 @@ class HungExecutorFencingTest extends ServerScenario {
         AtomicInteger invokedA = new AtomicInteger();
         assertThatThrownBy(() -> attemptA.cross(counting(invokedA))).isInstanceOf(IllegalStateException.class);
         assertThat(invokedA).hasValue(0);
-        assertThat(provider.deliveries()).isEqualTo(1);
-        assertThat(provider.ledger().get(0).token().zxid()).isGreaterThan(tokenA.zxid());
-        assertThat(b.gate().inspect(key.key()).scopes()).hasSize(1);
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        assertThat(zk.provider().ledger().get(0).token().zxid()).isGreaterThan(tokenA.zxid());
+        assertThat(b.gate().inspect(zk.key().key()).scopes()).hasSize(1);
     }
 
     @Test
     void leaseLapsed_checkpointBeforeTakeoverRenewsAndKeepsTheLease() throws Exception {
         // Given A (2 s lease) passes checkpoints more often than its TTL, and B waits only 3 TTLs
-        a = worker("task-a", builder -> builder.leaseTtl(Timing.SHORT_LEASE));
-        b = worker("task-b");
-        attemptA = track(a.gate().enter(key));
+        a = zk.newWorker("task-a", builder -> builder.leaseTtl(Timing.SHORT_LEASE));
+        b = zk.newWorker("task-b");
+        attemptA = zk.track(a.gate().enter(zk.key()));
         assertThat(attemptA.decision().proceeds()).isTrue();
-        Future<Attempt> enteredB = Scenarios.enterAsync(pool(1), b.gate(), key, Timing.SHORT_LEASE.multipliedBy(3));
+        Future<Attempt> enteredB = Scenarios.enterAsync(zk.newPool(1), b.gate(), zk.key(), Timing.SHORT_LEASE.multipliedBy(3));
         // When A keeps renewing while B waits (poll until B gives up; never sleep-and-hope)
         int renewals = 0;
         while (!enteredB.isDone()) {
@@ -119,21 +123,21 @@ class HungExecutorFencingTest extends ServerScenario {
             Thread.sleep(Timing.SHORT_LEASE.toMillis() / 4);
         }
         // Then B never took over: it stopped busy, and A crosses and delivers once
-        Attempt attemptB = track(enteredB.get());
+        Attempt attemptB = zk.track(enteredB.get());
         assertThat(attemptB.decision()).isInstanceOfSatisfying(Decision.StopBusy.class,
                 s -> assertThat(s.reason()).isEqualTo(StopReason.WAIT_EXPIRED));
-        assertThat(attemptA.cross(provider.verified())).isInstanceOf(Crossing.Crossed.class);
-        assertThat(provider.deliveries()).isEqualTo(1);
-        assertThat(provider.ledger().get(0).taskId()).isEqualTo("task-a");
-        assertThat(b.gate().inspect(key.key()).scopes().get(0).armed().checkpoints()).hasSize(renewals);
+        assertThat(attemptA.cross(zk.provider().verified())).isInstanceOf(Crossing.Crossed.class);
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        assertThat(zk.provider().ledger().get(0).taskId()).isEqualTo("task-a");
+        assertThat(b.gate().inspect(zk.key().key()).scopes().get(0).armed().checkpoints()).hasSize(renewals);
     }
 
     @Test
     void leaseLapsed_takerProvedNotSent_hungExecutorIsToldFencedNotUnknown() throws Exception {
         // Given A hung past its lease, B took over and its provider proved not_sent (scope 1 opened)
         Attempt attemptB = hungAThenBTakesOver();
-        assertThat(attemptB.cross(provider.rejects("HTTP 400 before upload"))).isInstanceOf(Crossing.Crossed.class);
-        KeyHistory history = b.gate().inspect(key.key());
+        assertThat(attemptB.cross(zk.provider().rejects("HTTP 400 before upload"))).isInstanceOf(Crossing.Crossed.class);
+        KeyHistory history = b.gate().inspect(zk.key().key());
         assertThat(Scenarios.outcomeOf(history, 0)).isEqualTo("not_sent");
         assertThat(history.state()).isEqualTo(ScopeState.OPEN);
 
@@ -144,6 +148,6 @@ class HungExecutorFencingTest extends ServerScenario {
         assertThat(checkpoint).isNotInstanceOf(Decision.Proceed.class);
         assertThat(checkpoint).isInstanceOfSatisfying(Decision.StopBusy.class,
                 s -> assertThat(s.reason()).isEqualTo(StopReason.FENCED));
-        assertThat(provider.deliveries()).isZero();
+        assertThat(zk.provider().deliveries()).isZero();
     }
 }

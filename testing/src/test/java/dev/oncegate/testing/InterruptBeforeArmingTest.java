@@ -7,7 +7,6 @@ import java.util.Map;
 
 import dev.oncegate.Attempt;
 import dev.oncegate.Decision;
-import dev.oncegate.EffectKey;
 import dev.oncegate.StopReason;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -24,16 +23,14 @@ class InterruptBeforeArmingTest {
 
     @Test
     void interruptedExecutor_crossThrows_nothingIsArmed_andTheNextContenderDeliversAtOnce() throws Exception {
-        EffectKey key = Scenarios.freshKey();
-        RecordingProvider provider = new RecordingProvider();
         Worker a = zk.newWorker("task-a");
-        try (Attempt attempt = a.gate().enter(key)) {
+        try (Attempt attempt = a.gate().enter(zk.key())) {
             assertThat(attempt.decision().proceeds()).isTrue();
             // Given the executor's thread is interrupted (a SIGTERM between deciding and crossing)
             Thread.currentThread().interrupt();
             try {
                 // When it crosses, Then it refuses with InterruptedException and invokes nothing
-                assertThatThrownBy(() -> attempt.cross(provider.verified())).isInstanceOf(InterruptedException.class);
+                assertThatThrownBy(() -> attempt.cross(zk.provider().verified())).isInstanceOf(InterruptedException.class);
                 assertThat(Thread.currentThread().isInterrupted()).as("the interrupt is kept for the caller").isTrue();
             } finally {
                 Thread.interrupted();
@@ -42,13 +39,13 @@ class InterruptBeforeArmingTest {
                     s -> assertThat(s.reason()).isEqualTo(StopReason.INTERRUPTED));
         }
         // and the scope is neither armed nor leased: the next contender proceeds without waiting
-        String scope0 = key.path(zk.namespace()) + "/0";
+        String scope0 = zk.keyPath() + "/0";
         assertThat(Scenarios.armedNode(a.client(), scope0)).isNull();
-        assertThat(a.gate().inspect(key.key()).scopes().get(0).lease()).isNull();
-        try (Attempt b = zk.newGate("task-b").enter(key)) {
+        assertThat(a.gate().inspect(zk.key().key()).scopes().get(0).lease()).isNull();
+        try (Attempt b = zk.newGate("task-b").enter(zk.key())) {
             assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isZero());
-            b.cross(provider.verified());
+            b.cross(zk.provider().verified());
         }
-        assertThat(provider.ledger()).singleElement().satisfies(d -> assertThat(d.taskId()).isEqualTo("task-b"));
+        assertThat(zk.provider().ledger()).singleElement().satisfies(d -> assertThat(d.taskId()).isEqualTo("task-b"));
     }
 }

@@ -8,21 +8,25 @@ import dev.oncegate.Decision;
 import dev.oncegate.Gate;
 import dev.oncegate.StopReason;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * SPEC §4.7 and §9 "unavailable history": lost ZooKeeper data never looks like a fresh start.
  * A namespace without its genesis record stops every contender, and writes nothing.
  */
-class NamespaceGenesisTest extends ServerScenario {
+class NamespaceGenesisTest {
+
+    @RegisterExtension
+    static final ZooKeeperExtension zk = ZooKeeperExtension.standalone();
 
     @Test
     void uninitialisedNamespace_stopsUnavailableAndWritesNothing() throws Exception {
         // Given a namespace nobody initialised
         String bare = Scenarios.freshNamespace();
-        Worker w = track(Worker.start(zk.connectString(), bare, "task-a", Timing.SESSION));
+        Worker w = zk.track(Worker.start(zk.connectString(), bare, "task-a", Timing.SESSION));
 
         // When a contender enters
-        try (Attempt attempt = w.gate().enter(key, Timing.scaled(1_000))) {
+        try (Attempt attempt = w.gate().enter(zk.key(), Timing.scaled(1_000))) {
             // Then it stops unavailable, saying to run init
             assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.StopUnavailable.class, s -> {
                 assertThat(s.reason()).isEqualTo(StopReason.NAMESPACE_NOT_INITIALISED);
@@ -32,77 +36,77 @@ class NamespaceGenesisTest extends ServerScenario {
         }
         // and nothing at all was written under (or as) the namespace
         assertThat(w.client().checkExists().forPath(bare)).isNull();
-        assertThat(provider.deliveries()).isZero();
+        assertThat(zk.provider().deliveries()).isZero();
     }
 
     @Test
     void uninitialisedNamespaceWithInitializeAllowed_proceeds() throws Exception {
         // Given a bare namespace and a gate explicitly allowed to initialise it
         String bare = Scenarios.freshNamespace();
-        Worker w = track(Worker.start(zk.connectString(), bare, "task-a", Timing.SESSION,
+        Worker w = zk.track(Worker.start(zk.connectString(), bare, "task-a", Timing.SESSION,
                 b -> b.initializeNamespace(true)));
         // When it enters, Then it writes genesis and proceeds
-        try (Attempt attempt = w.gate().enter(key)) {
+        try (Attempt attempt = w.gate().enter(zk.key())) {
             assertThat(attempt.decision().proceeds()).isTrue();
-            attempt.cross(provider.verified());
+            attempt.cross(zk.provider().verified());
         }
         assertThat(w.client().checkExists().forPath(bare + "/genesis")).isNotNull();
-        assertThat(provider.deliveries()).isEqualTo(1);
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
     }
 
     @Test
     void genesisDeletedWhileGateRuns_nextEntryStopsUnavailable() throws Exception {
         // Given a running gate that already delivered one effect in this namespace
-        Worker w = worker("task-a");
-        try (Attempt a = w.gate().enter(key)) {
-            a.cross(provider.verified());
+        Worker w = zk.newWorker("task-a");
+        try (Attempt a = w.gate().enter(zk.key())) {
+            a.cross(zk.provider().verified());
         }
         // When the namespace's genesis vanishes (data lost) and a second effect is entered
-        w.client().delete().deletingChildrenIfNeeded().forPath(ns + "/genesis");
-        var other = Scenarios.freshKey();
+        w.client().delete().deletingChildrenIfNeeded().forPath(zk.namespace() + "/genesis");
+        var other = zk.newKey();
         try (Attempt attempt = w.gate().enter(other)) {
             // Then the gate fails closed instead of treating the key as new
             assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.StopUnavailable.class,
                     s -> assertThat(s.reason()).isEqualTo(StopReason.NAMESPACE_NOT_INITIALISED));
         }
-        assertThat(w.client().checkExists().forPath(other.path(ns))).isNull();
-        assertThat(provider.deliveries()).isEqualTo(1);
+        assertThat(w.client().checkExists().forPath(other.path(zk.namespace()))).isNull();
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
     }
 
     @Test
     void genesisDeletedBetweenProceedAndCross_crossingRefusedActionNeverRuns() throws Exception {
         // Given an executor that proceeded
-        Worker w = worker("task-a");
-        Attempt attempt = track(w.gate().enter(key));
+        Worker w = zk.newWorker("task-a");
+        Attempt attempt = zk.track(w.gate().enter(zk.key()));
         assertThat(attempt.decision().proceeds()).isTrue();
         // When the genesis vanishes before it crosses
-        w.client().delete().deletingChildrenIfNeeded().forPath(ns + "/genesis");
-        Crossing crossing = attempt.cross(provider.verified());
+        w.client().delete().deletingChildrenIfNeeded().forPath(zk.namespace() + "/genesis");
+        Crossing crossing = attempt.cross(zk.provider().verified());
         // Then arming (which checks the genesis id) is refused and the action never ran
         assertThat(crossing).isInstanceOfSatisfying(Crossing.Refused.class, r -> {
             assertThat(r.stop()).isInstanceOf(Decision.StopUnavailable.class);
             assertThat(r.stop().reason()).isEqualTo(StopReason.NAMESPACE_REPLACED);
         });
-        assertThat(provider.deliveries()).isZero();
-        assertThat(Scenarios.armedNode(w.client(), keyPath() + "/0")).isNull();
+        assertThat(zk.provider().deliveries()).isZero();
+        assertThat(Scenarios.armedNode(w.client(), zk.keyPath() + "/0")).isNull();
     }
 
     @Test
     void genesisReplacedWhileGateRuns_nextEntryStopsNamespaceReplaced() throws Exception {
         // Given a running gate that saw this namespace's genesis
-        Worker w = worker("task-a");
-        try (Attempt a = w.gate().enter(key)) {
-            a.cross(provider.verified());
+        Worker w = zk.newWorker("task-a");
+        try (Attempt a = w.gate().enter(zk.key())) {
+            a.cross(zk.provider().verified());
         }
         // When the namespace is wiped and initialised again (a new genesis id)
-        w.client().delete().deletingChildrenIfNeeded().forPath(ns);
-        Gate.initialize(w.client(), ns);
+        w.client().delete().deletingChildrenIfNeeded().forPath(zk.namespace());
+        Gate.initialize(w.client(), zk.namespace());
         // Then the running gate refuses it, rather than deliver the (now forgotten) effect again
-        try (Attempt attempt = w.gate().enter(key)) {
+        try (Attempt attempt = w.gate().enter(zk.key())) {
             assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.StopUnavailable.class,
                     s -> assertThat(s.reason()).isEqualTo(StopReason.NAMESPACE_REPLACED));
         }
-        assertThat(provider.deliveries()).isEqualTo(1);
-        assertThat(w.client().checkExists().forPath(keyPath())).isNull();
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        assertThat(w.client().checkExists().forPath(zk.keyPath())).isNull();
     }
 }

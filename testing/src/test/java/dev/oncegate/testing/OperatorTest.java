@@ -205,6 +205,42 @@ class OperatorTest {
     }
 
     @Test
+    void list_countsEachKeysPendingAuthorization_andEveryUnreadableRecord() throws Exception {
+        // Given a consumed key with a pending authorization, one whose authorization opened scope 1,
+        // and one with two corrupt records
+        Operator ops = operator();
+        EffectKey pending = consumed(provider.unconfirmed());
+        ops.authorize(pending.key(), "alice", "the customer saw nothing");
+        EffectKey used = consumed(provider.verified());
+        ops.authorize(used.key(), "bob", "resend requested");
+        try (Attempt again = zk.newGate("task-b").enter(used)) {
+            again.cross(provider.verified());
+        }
+        EffectKey broken = consumed(provider.verified());
+        String scope = broken.path(zk.namespace()) + "/0";
+        zk.newClient().setData().forPath(scope, "{oops".getBytes(StandardCharsets.UTF_8));
+        zk.newClient().setData().forPath(scope + "/outcome", "[]".getBytes(StandardCharsets.UTF_8));
+
+        // When the operator lists every key
+        List<Operator.KeySummary> all = new ArrayList<>();
+        ops.list(Operator.ListQuery.all(), all::add);
+
+        // Then each summary counts what the exporter needs, without reading the key again
+        assertThat(all).filteredOn(s -> s.key().equals(pending.key())).singleElement().satisfies(s -> {
+            assertThat(s.unusedAuthorizations()).isEqualTo(1);
+            assertThat(s.unreadableRecords()).isZero();
+        });
+        assertThat(all).filteredOn(s -> s.key().equals(used.key())).singleElement().satisfies(s -> {
+            assertThat(s.state()).isEqualTo(ScopeState.SENT_VERIFIED);
+            assertThat(s.unusedAuthorizations()).as("used: it opened scope 1").isZero();
+        });
+        assertThat(all).filteredOn(s -> s.key().equals(broken.key())).singleElement().satisfies(s -> {
+            assertThat(s.state()).isNull();
+            assertThat(s.unreadableRecords()).isEqualTo(ops.inspect(broken.key()).unreadable().size()).isGreaterThanOrEqualTo(2);
+        });
+    }
+
+    @Test
     void gc_removesOnlyConsumedKeysPastRetention_dryRunRemovesNothing_andARemovedKeyIsOpenAgain() throws Exception {
         EffectKey verified = consumed(provider.verified());
         EffectKey unknown = consumed(provider.unconfirmed());

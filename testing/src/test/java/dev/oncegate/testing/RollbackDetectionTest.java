@@ -14,9 +14,8 @@ import dev.oncegate.Decision;
 import dev.oncegate.EffectKey;
 import dev.oncegate.StopReason;
 import dev.oncegate.ZxidMarks;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -27,56 +26,41 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class RollbackDetectionTest {
 
-    static final String NS = "/rollback";
+    /** A server per test: each one puts old data back into it. */
+    @RegisterExtension
+    static final ZooKeeperExtension zk = ZooKeeperExtension.standalone().perTest();
 
     @TempDir
     Path backup;
 
-    EmbeddedZooKeeper server;
-    RecordingProvider provider;
-    EffectKey key;
-
-    @BeforeEach
-    void start() {
-        server = EmbeddedZooKeeper.start();
-        server.initNamespace(NS);
-        provider = new RecordingProvider();
-        key = Scenarios.freshKey();
-    }
-
-    @AfterEach
-    void stop() {
-        server.close();
-    }
-
     Worker worker(String task, ZxidMarks marks) {
-        return Worker.start(server.connectString(), NS, task, Timing.SESSION, b -> b.zxidMarks(marks));
+        return zk.newWorker(task, b -> b.zxidMarks(marks));
     }
 
     /** Delivers {@code k} once through a worker with the given witness. */
     void deliver(EffectKey k, ZxidMarks marks) throws InterruptedException {
         try (Worker w = worker("task-a", marks); Attempt a = w.gate().enter(k)) {
             assertThat(a.decision().proceeds()).isTrue();
-            a.cross(provider.verified());
+            a.cross(zk.provider().verified());
         }
     }
 
     /** Snapshot of the server's files taken while it is stopped; {@link #restore} puts them back. */
     void backUp() {
-        server.stop();
+        zk.server().stop();
         copy(dataDir(), backup);
-        server.restart();
+        zk.server().restart();
     }
 
     void restore() {
-        server.stop();
+        zk.server().stop();
         delete(dataDir());
         copy(backup, dataDir());
-        server.restart();
+        zk.server().restart();
     }
 
     Path dataDir() {
-        return server.server().getTempDirectory().toPath();
+        return zk.server().server().getTempDirectory().toPath();
     }
 
     @Test
@@ -84,36 +68,36 @@ class RollbackDetectionTest {
         // Given a host that delivered the effect (and a few others) after a backup was taken
         ZxidMarks host = ZxidMarks.inMemory();
         backUp();
-        deliver(key, host);
+        deliver(zk.key(), host);
         for (int i = 0; i < 4; i++) {
-            deliver(Scenarios.freshKey(), host);
+            deliver(zk.newKey(), host);
         }
-        assertThat(provider.deliveries()).isEqualTo(5);
+        assertThat(zk.provider().deliveries()).isEqualTo(5);
 
         // When the ensemble is restored from that backup (the outcome is forgotten, the genesis is the same)
         restore();
 
         // Then a new worker on that host stops at its lease write: the ensemble is behind what it saw
-        try (Worker b = worker("task-b", host); Attempt attempt = b.gate().enter(key)) {
+        try (Worker b = worker("task-b", host); Attempt attempt = b.gate().enter(zk.key())) {
             assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.StopUnavailable.class, s -> {
                 assertThat(s.reason()).isEqualTo(StopReason.ZOOKEEPER_ROLLED_BACK);
                 assertThat(s.evidence().detail()).contains("restored from an older snapshot");
             });
-            assertThat(Scenarios.armedNode(b.client(), key.path(NS) + "/0")).isNull();
-            assertThat(b.gate().inspect(key.key()).scopes().get(0).lease())
+            assertThat(Scenarios.armedNode(b.client(), zk.keyPath() + "/0")).isNull();
+            assertThat(b.gate().inspect(zk.key().key()).scopes().get(0).lease())
                     .as("the lease it took was released").isNull();
         }
-        assertThat(provider.deliveriesOf(key.key())).isEqualTo(1);
+        assertThat(zk.provider().deliveriesOf(zk.key().key())).isEqualTo(1);
     }
 
     @Test
     void restoredFromAnOlderSnapshot_aHostThatNeverSawTheLaterState_cannotTell() throws Exception {
         // The limit the README states: detection needs a witness of the later state.
         backUp();
-        deliver(key, ZxidMarks.inMemory());
+        deliver(zk.key(), ZxidMarks.inMemory());
         restore();
 
-        try (Worker fresh = worker("task-new-host", ZxidMarks.inMemory()); Attempt attempt = fresh.gate().enter(key)) {
+        try (Worker fresh = worker("task-new-host", ZxidMarks.inMemory()); Attempt attempt = fresh.gate().enter(zk.key())) {
             assertThat(attempt.decision()).isInstanceOf(Decision.Proceed.class);
         }
     }

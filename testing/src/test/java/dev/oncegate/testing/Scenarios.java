@@ -4,11 +4,11 @@ import static org.awaitility.Awaitility.await;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.BooleanSupplier;
 
@@ -20,18 +20,21 @@ import dev.oncegate.KeyHistory;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 
-/** Shared helpers of the scenario tests. Stateless apart from the thread pool each test owns. */
+/** Shared helpers of the scenario tests: reading ZooKeeper's records and waiting for them. Stateless. */
 final class Scenarios {
 
     private Scenarios() {
     }
 
-    /** A namespace nobody used before, for one test. */
+    /** A namespace nobody used (or initialised) before, for one test. */
     static String freshNamespace() {
         return "/t-" + UUID.randomUUID();
     }
 
-    /** A fresh effect: a unique file delivered to one Slack channel. */
+    /**
+     * A fresh effect: a unique file delivered to one Slack channel. For tests without
+     * {@link ZooKeeperExtension} (its {@code key()} and {@code newKey()} are the same).
+     */
     static EffectKey freshKey() {
         return EffectKey.of(Destination.stable("slack", "C-" + UUID.randomUUID()),
                 ("report " + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8));
@@ -43,6 +46,14 @@ final class Scenarios {
         return outcome == null ? null : outcome.outcome().wireName();
     }
 
+    /** The outcome name recorded for each scope, in scope order (null for a scope without outcome). */
+    static List<String> outcomes(KeyHistory history) {
+        List<String> outcomes = new ArrayList<>();
+        for (int n = 0; n < history.scopes().size(); n++) {
+            outcomes.add(outcomeOf(history, n));
+        }
+        return outcomes;
+    }
 
     static void eventually(String what, BooleanSupplier condition) {
         await(what).atMost(Timing.EVENTUALLY).pollInterval(Duration.ofMillis(50)).until(condition::getAsBoolean);
@@ -94,9 +105,5 @@ final class Scenarios {
     /** Enters on another thread, so the test thread can inject a fault while the contender waits. */
     static Future<Attempt> enterAsync(ExecutorService pool, Gate gate, EffectKey key, Duration wait) {
         return pool.submit(() -> gate.enter(key, wait));
-    }
-
-    static ExecutorService pool(int threads) {
-        return Executors.newFixedThreadPool(threads);
     }
 }

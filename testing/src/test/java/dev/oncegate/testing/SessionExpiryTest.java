@@ -3,7 +3,6 @@ package dev.oncegate.testing;
 import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -15,17 +14,21 @@ import dev.oncegate.Decision;
 import dev.oncegate.KeyHistory;
 import dev.oncegate.StopReason;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * SPEC §9 "session expiry at each step", with the session ended on the server
  * ({@link Faults#expireSession}): the victim's ephemerals vanish, as in a real expiry.
  */
-class SessionExpiryTest extends ServerScenario {
+class SessionExpiryTest {
+
+    @RegisterExtension
+    static final ZooKeeperExtension zk = ZooKeeperExtension.standalone();
 
     private BoundaryAction counting(AtomicInteger invoked) {
         return ctx -> {
             invoked.incrementAndGet();
-            return provider.verified().deliver(ctx);
+            return zk.provider().verified().deliver(ctx);
         };
     }
 
@@ -39,29 +42,29 @@ class SessionExpiryTest extends ServerScenario {
     @Test
     void expiredWhileWaitingAsContender_neverDeliversTwice() throws Exception {
         // Given executor A holds the lease and contender B waits in scope 0's election
-        Worker a = worker("task-a");
-        Worker b = worker("task-b");
-        Attempt attemptA = track(a.gate().enter(key));
+        Worker a = zk.newWorker("task-a");
+        Worker b = zk.newWorker("task-b");
+        Attempt attemptA = zk.track(a.gate().enter(zk.key()));
         assertThat(attemptA.decision().proceeds()).isTrue();
-        Future<Attempt> enteredB = Scenarios.enterAsync(pool(1), b.gate(), key, Timing.WAIT);
-        Scenarios.eventually("B waits in the election", () -> Scenarios.latchMembers(a.client(), keyPath(), 0) == 2);
+        Future<Attempt> enteredB = Scenarios.enterAsync(zk.newPool(1), b.gate(), zk.key(), Timing.WAIT);
+        Scenarios.eventually("B waits in the election", () -> Scenarios.latchMembers(a.client(), zk.keyPath(), 0) == 2);
 
         // When B's session expires while it waits, and then A delivers
         expireAndAwaitNewSession(b);
-        assertThat(attemptA.cross(provider.verified())).isInstanceOf(Crossing.Crossed.class);
+        assertThat(attemptA.cross(zk.provider().verified())).isInstanceOf(Crossing.Crossed.class);
 
         // Then B does not proceed: it learns the key was sent (or fails closed)
-        Attempt attemptB = track(enteredB.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS));
+        Attempt attemptB = zk.track(enteredB.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS));
         assertThat(attemptB.decision()).isInstanceOfAny(Decision.StopSent.class, Decision.StopUnavailable.class);
-        assertThat(provider.deliveries()).isEqualTo(1);
-        assertThat(a.gate().inspect(key.key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        assertThat(a.gate().inspect(zk.key().key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 
     @Test
     void expiredAfterProceedBeforeCheckpoint_checkpointStopsConnectionLostAndAnotherDeliversOnce() throws Exception {
         // Given executor A proceeded
-        Worker a = worker("task-a");
-        Attempt attemptA = track(a.gate().enter(key));
+        Worker a = zk.newWorker("task-a");
+        Attempt attemptA = zk.track(a.gate().enter(zk.key()));
         assertThat(attemptA.decision().proceeds()).isTrue();
 
         // When its session expires (and its client reconnects with a new session) before a checkpoint
@@ -71,23 +74,23 @@ class SessionExpiryTest extends ServerScenario {
         // Then the checkpoint stops it: unavailable, connection lost
         assertThat(checkpoint).isInstanceOfSatisfying(Decision.StopUnavailable.class,
                 s -> assertThat(s.reason()).isEqualTo(StopReason.CONNECTION_LOST));
-        assertThat(provider.deliveries()).isZero();
-        assertThat(a.gate().inspect(key.key()).scopes().get(0).armed()).isNull();
+        assertThat(zk.provider().deliveries()).isZero();
+        assertThat(a.gate().inspect(zk.key().key()).scopes().get(0).armed()).isNull();
 
         // and another contender takes the abandoned lease over and delivers exactly once
-        try (Attempt attemptB = worker("task-b").gate().enter(key, Timing.WAIT)) {
+        try (Attempt attemptB = zk.newWorker("task-b").gate().enter(zk.key(), Timing.WAIT)) {
             assertThat(attemptB.decision().proceeds()).isTrue();
-            assertThat(attemptB.cross(provider.verified())).isInstanceOf(Crossing.Crossed.class);
+            assertThat(attemptB.cross(zk.provider().verified())).isInstanceOf(Crossing.Crossed.class);
         }
-        assertThat(provider.deliveries()).isEqualTo(1);
-        assertThat(provider.ledger().get(0).taskId()).isEqualTo("task-b");
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        assertThat(zk.provider().ledger().get(0).taskId()).isEqualTo("task-b");
     }
 
     @Test
     void expiredAfterProceedBeforeCross_crossingRefusedActionNeverInvoked() throws Exception {
         // Given executor A proceeded and passed a checkpoint
-        Worker a = worker("task-a");
-        Attempt attemptA = track(a.gate().enter(key));
+        Worker a = zk.newWorker("task-a");
+        Attempt attemptA = zk.track(a.gate().enter(zk.key()));
         assertThat(attemptA.checkpoint("picker-open").proceeds()).isTrue();
 
         // When its session expires (client already on a new session) before it crosses
@@ -101,8 +104,8 @@ class SessionExpiryTest extends ServerScenario {
             assertThat(r.stop().reason()).isEqualTo(StopReason.CONNECTION_LOST);
         });
         assertThat(invoked).hasValue(0);
-        assertThat(provider.deliveries()).isZero();
-        KeyHistory history = a.gate().inspect(key.key());
+        assertThat(zk.provider().deliveries()).isZero();
+        KeyHistory history = a.gate().inspect(zk.key().key());
         assertThat(history.scopes().get(0).armed()).isNull();
         assertThat(history.state()).isIn(ScopeState.LEASED, ScopeState.OPEN);
     }
@@ -110,8 +113,8 @@ class SessionExpiryTest extends ServerScenario {
     @Test
     void expiredImmediatelyBeforeCross_crossingRefusedWhetherOrNotTheClientNoticed() throws Exception {
         // Given executor A proceeded
-        Worker a = worker("task-a");
-        Attempt attemptA = track(a.gate().enter(key));
+        Worker a = zk.newWorker("task-a");
+        Attempt attemptA = zk.track(a.gate().enter(zk.key()));
         assertThat(attemptA.decision().proceeds()).isTrue();
 
         // When the server expires its session and A crosses at once (it may not have noticed)
@@ -125,9 +128,9 @@ class SessionExpiryTest extends ServerScenario {
             assertThat(r.stop().reason()).isIn(StopReason.CONNECTION_LOST, StopReason.WRITE_RESULT_UNKNOWN);
         });
         assertThat(invoked).hasValue(0);
-        assertThat(provider.deliveries()).isZero();
+        assertThat(zk.provider().deliveries()).isZero();
         Scenarios.eventually("reconnected", () -> a.client().getZookeeperClient().isConnected());
-        KeyHistory history = a.gate().inspect(key.key());
+        KeyHistory history = a.gate().inspect(zk.key().key());
         // a write on an expired session is never applied
         assertThat(history.scopes().get(0).armed()).isNull();
     }
@@ -135,33 +138,30 @@ class SessionExpiryTest extends ServerScenario {
     @Test
     void expiredDuringTheAction_outcomeRecordedOrScopeReadsUnknown_neverTwoDeliveries() throws Exception {
         // Given executor A armed scope 0 and is inside its action
-        Worker a = worker("task-a");
-        Attempt attemptA = track(a.gate().enter(key));
-        CountDownLatch entered = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
-        Future<Crossing> crossingA = pool(1).submit(() -> attemptA.cross(provider.blocking(entered, release)));
-        assertThat(entered.await(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        Worker a = zk.newWorker("task-a");
+        Attempt attemptA = zk.track(a.gate().enter(zk.key()));
+        CrossingInFlight crossingA = zk.track(CrossingInFlight.cross(attemptA, zk.provider().verified()));
+        assertThat(crossingA.awaitInAction(Timing.EVENTUALLY)).isTrue();
 
         // When the server expires A's session (its latch node vanishes)
         expireAndAwaitNewSession(a);
 
         // Then a contender stops unknown while A is still inside the action
-        try (Attempt other = worker("task-b").gate().enter(key, Timing.scaled(1_000))) {
+        try (Attempt other = zk.newWorker("task-b").gate().enter(zk.key(), Timing.scaled(1_000))) {
             assertThat(other.decision()).isInstanceOfSatisfying(Decision.StopUnknown.class,
                     s -> assertThat(s.reason()).isEqualTo(StopReason.ARMED_WITHOUT_OUTCOME));
         }
         // and when the action completes, A records its outcome (from its new session: the armed
         // scope cannot be taken over, so the outcome multi's version check still holds) or leaves it armed
-        release.countDown();
-        Crossing crossed = crossingA.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS);
+        Crossing crossed = crossingA.releaseAndAwait(Timing.EVENTUALLY);
         assertThat(crossed).isInstanceOf(Crossing.Crossed.class);
-        assertThat(provider.deliveries()).isEqualTo(1);
-        KeyHistory history = a.gate().inspect(key.key());
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        KeyHistory history = a.gate().inspect(zk.key().key());
         assertThat(history.state()).isIn(ScopeState.SENT_VERIFIED, ScopeState.ARMED);
         assertThat(((Crossing.Crossed) crossed).recorded()).isEqualTo(history.state() == ScopeState.SENT_VERIFIED);
-        try (Attempt late = worker("task-c").gate().enter(key)) {
+        try (Attempt late = zk.newWorker("task-c").gate().enter(zk.key())) {
             assertThat(late.decision()).isInstanceOfAny(Decision.StopSent.class, Decision.StopUnknown.class);
         }
-        assertThat(provider.deliveries()).isEqualTo(1);
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
     }
 }

@@ -4,14 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 
 import dev.oncegate.Attempt;
 import dev.oncegate.Decision;
-import dev.oncegate.EffectKey;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -29,10 +24,9 @@ class WatchRemovalTest {
 
     @Test
     void waitersThatGaveUp_leaveNoWatchOnTheServer() throws Exception {
-        EffectKey key = Scenarios.freshKey();
-        String scope0 = key.path(zk.namespace()) + "/0";
+        String scope0 = zk.keyPath() + "/0";
         // Given an executor holding the lease (and not writing the scope meanwhile)
-        Attempt executor = zk.newGate("executor").enter(key);
+        Attempt executor = zk.newGate("executor").enter(zk.key());
         assertThat(executor.decision().proceeds()).isTrue();
 
         // When several contenders on their own long-lived sessions wait for it, then give up busy
@@ -40,24 +34,11 @@ class WatchRemovalTest {
         for (int i = 0; i < WAITERS; i++) {
             waiters.add(zk.newWorker("waiter-" + i));
         }
-        ExecutorService pool = Executors.newFixedThreadPool(WAITERS);
-        try {
-            List<Future<Decision>> decisions = new ArrayList<>();
-            for (Worker w : waiters) {
-                decisions.add(pool.submit(() -> {
-                    try (Attempt a = w.gate().enter(key, Timing.scaled(1_500))) {
-                        return a.decision();
-                    }
-                }));
-            }
+        try (Race.Started waiting = Race.of(waiters.stream().map(Worker::gate).toList()).start(zk.key(), Timing.scaled(1_500))) {
             Scenarios.eventually("every waiter watches the outcome",
                     () -> zk.server().watchingSessions(scope0 + "/outcome") >= WAITERS);
-            for (Future<Decision> d : decisions) {
-                assertThat(d.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS)).isInstanceOf(Decision.StopBusy.class);
-            }
-        } finally {
-            pool.shutdownNow();
-            pool.awaitTermination(10, TimeUnit.SECONDS);
+            assertThat(waiting.entries(Timing.EVENTUALLY))
+                    .allSatisfy(e -> assertThat(e.decision()).isInstanceOf(Decision.StopBusy.class));
         }
         // and the executor leaves too
         executor.close();

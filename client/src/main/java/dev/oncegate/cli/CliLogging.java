@@ -1,0 +1,97 @@
+package dev.oncegate.cli;
+
+import java.util.Map;
+import java.util.TreeMap;
+
+import org.slf4j.ILoggerFactory;
+import org.slf4j.IMarkerFactory;
+import org.slf4j.Logger;
+import org.slf4j.MDC;
+import org.slf4j.Marker;
+import org.slf4j.event.Level;
+import org.slf4j.helpers.BasicMDCAdapter;
+import org.slf4j.helpers.BasicMarkerFactory;
+import org.slf4j.helpers.MessageFormatter;
+import org.slf4j.simple.SimpleLogger;
+import org.slf4j.simple.SimpleLoggerFactory;
+import org.slf4j.spi.MDCAdapter;
+import org.slf4j.spi.SLF4JServiceProvider;
+
+/**
+ * The CLI's logging backend: slf4j-simple (configured by {@code simplelogger.properties} and the
+ * system properties {@link Main} sets), with an MDC that works and is shown. slf4j-simple alone
+ * has a no-op MDC, which would drop the {@code oncegate.key}, {@code oncegate.scope} and
+ * {@code oncegate.task} entries the library sets around its work; here every line that has MDC
+ * entries ends with them, sorted, as {@code {oncegate.key=…, oncegate.scope=0, oncegate.task=…}}.
+ *
+ * <p>Registered as the jar's only {@link SLF4JServiceProvider} (the shaded jar leaves
+ * slf4j-simple's own registration out). Thread-safe: the MDC is per thread, the loggers are
+ * slf4j-simple's.
+ */
+public final class CliLogging implements SLF4JServiceProvider {
+
+    private static final String REQUESTED_API_VERSION = "2.0.99";
+
+    private ILoggerFactory loggerFactory;
+    private IMarkerFactory markerFactory;
+    private MDCAdapter mdcAdapter;
+
+    /** Called by slf4j's service loader. */
+    public CliLogging() {
+    }
+
+    @Override
+    public void initialize() {
+        markerFactory = new BasicMarkerFactory();
+        mdcAdapter = new BasicMDCAdapter();
+        loggerFactory = new SimpleLoggerFactory() {
+            @Override
+            protected Logger createLogger(String name) {
+                return new MdcLogger(name);
+            }
+        };
+    }
+
+    @Override
+    public ILoggerFactory getLoggerFactory() {
+        return loggerFactory;
+    }
+
+    @Override
+    public IMarkerFactory getMarkerFactory() {
+        return markerFactory;
+    }
+
+    @Override
+    public MDCAdapter getMDCAdapter() {
+        return mdcAdapter;
+    }
+
+    @Override
+    public String getRequestedApiVersion() {
+        return REQUESTED_API_VERSION;
+    }
+
+    /** slf4j-simple's logger, with the calling thread's MDC appended to the message. */
+    private static final class MdcLogger extends SimpleLogger {
+
+        private static final long serialVersionUID = 1L;
+
+        MdcLogger(String name) {
+            super(name);
+        }
+
+        @Override
+        protected void handleNormalizedLoggingCall(Level level, Marker marker, String pattern, Object[] arguments,
+                                                   Throwable throwable) {
+            Map<String, String> mdc = MDC.getCopyOfContextMap();
+            if (mdc == null || mdc.isEmpty()) {
+                super.handleNormalizedLoggingCall(level, marker, pattern, arguments, throwable);
+                return;
+            }
+            // Formatted here, so that braces in the MDC values are never taken for placeholders.
+            String message = MessageFormatter.basicArrayFormat(pattern, arguments) + " " + new TreeMap<>(mdc);
+            super.handleNormalizedLoggingCall(level, marker, message, null, throwable);
+        }
+    }
+}

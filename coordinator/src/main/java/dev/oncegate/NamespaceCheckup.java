@@ -1,0 +1,183 @@
+package dev.oncegate;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooDefs.Perms;
+import org.apache.zookeeper.data.ACL;
+
+/**
+ * {@link Operator#checkup}: reads what a gate reads before it decides anything (the genesis, its
+ * id marker, this host's rollback witness), compares the ACLs of the namespace's own znodes and of
+ * one sample key with what {@link Acls} derives from the genesis' roles, and creates one ephemeral
+ * probe where the identity's role may create ({@link ScopeProtocol#probe}), which proves that
+ * permission and reads the server's clock. Nothing else is written.
+ *
+ * <p>Stateless; thread-safe (one call uses only its own locals and the thread-safe {@link NamespaceState}).
+ */
+final class NamespaceCheckup {
+
+    private static final String REAPPLY = "as the admin, run `oncegate acl --worker … --operator … --admin …` with the"
+            + " namespace's identities: it re-applies every znode's role ACL (deploy/RUNBOOK.md, 'Rotate credentials')";
+
+    private NamespaceCheckup() {
+    }
+
+    /** The checkup of {@code ns} for the identity whose digest id is {@code digestId} (null: none). */
+    static Checkup run(NamespaceState ns, String digestId) throws Exception {
+        String genesisPath = Layout.genesis(ns.namespace);
+        Decision.Stop stop;
+        try {
+            stop = ns.checkGenesis();
+        } catch (KeeperException.NoAuthException e) {
+            return problem(StopReason.PERMISSION_DENIED, "this identity may not read " + genesisPath + ": it is none of"
+                    + " the namespace's roles (give --auth with the worker's, operator's or admin's USER:PASSWORD)");
+        } catch (UnreadableRecordException e) {
+            return problem(StopReason.UNREADABLE_RECORD, e.getMessage());
+        }
+        if (stop != null) {
+            return problem(stop.reason(), stop.evidence().detail());
+        }
+        Genesis genesis = ns.genesis();
+        Genesis.Roles roles = genesis.roles();
+        Checkup.Role role = roleOf(roles, digestId);
+        List<Checkup.Finding> access = new ArrayList<>();
+        if (roles != null && role == null) {
+            access.add(new Checkup.Finding(genesisPath, true, (digestId == null ? "no identity given"
+                    : "identity " + user(digestId) + " (digest " + digestId + ") is") + " none of the namespace's roles"
+                    + " (worker " + user(roles.worker()) + ", operator " + user(roles.operator()) + ", admin "
+                    + user(roles.admin()) + "): its runs stop with permission_denied",
+                    "authenticate as the role's identity (--auth / --auth-file / ONCEGATE_AUTH); a wrong password is"
+                            + " another digest"));
+        }
+        Acls acls = Acls.of(roles);
+        for (String path : samples(ns, access)) {
+            compareAcl(ns, acls, path, access);
+        }
+        boolean mayCreate = roles == null || role == Checkup.Role.WORKER || role == Checkup.Role.ADMIN;
+        long highest = ns.highestZxid();
+        String keys = Layout.keys(ns.namespace);
+        ScopeProtocol.Probe probe = null;
+        try {
+            probe = ns.protocol.probe();
+            if (!mayCreate) {
+                access.add(new Checkup.Finding(keys, false, "this identity (" + (role == null ? "no role" : roleName(role))
+                        + ") may create keys, which only workers and the admin may", REAPPLY));
+            }
+        } catch (KeeperException.NoAuthException e) {
+            if (mayCreate) {
+                access.add(new Checkup.Finding(keys, true, "this identity (" + (role == null ? "access control off"
+                        : roleName(role)) + ") may not create under " + keys + ", which every new key needs: its runs stop"
+                        + " with permission_denied", roles == null ? "give " + keys + " the open ACL again (zkCli `setAcl "
+                        + keys + " world:anyone:cdrwa`), or turn access control on with `oncegate acl`" : REAPPLY));
+            }
+        } catch (KeeperException.NoNodeException e) {
+            access.add(new Checkup.Finding(keys, true, keys + " is missing: a namespace initialised by an older oncegate",
+                    "run `oncegate init --namespace " + ns.namespace + "` once: it adds what is missing and changes nothing else"));
+        }
+        Checkup.ServerClock clock = probe == null ? null : new Checkup.ServerClock(probe.sent(), probe.received(),
+                java.time.Instant.ofEpochMilli(probe.stat().getCtime()), probe.stat().getCzxid());
+        if (clock != null && highest > clock.zxid()) {
+            return new Checkup(genesis, StopReason.ZOOKEEPER_ROLLED_BACK, "this host saw zxid " + highest + " of namespace "
+                    + ns.namespace + " (genesis " + genesis.id() + ") but the ensemble is at " + clock.zxid() + ": it was"
+                    + " restored from an older snapshot and may have forgotten outcomes; every worker of this host stops"
+                    + " before arming. Restore the latest data if you can (deploy/RUNBOOK.md, 'ZooKeeper data lost, or"
+                    + " restored from a backup')", roles != null, role, access, clock);
+        }
+        return new Checkup(genesis, null, null, roles != null, role, access, clock);
+    }
+
+    private static Checkup problem(StopReason reason, String detail) {
+        return new Checkup(null, reason, detail, false, null, List.of(), null);
+    }
+
+    static Checkup.Role roleOf(Genesis.Roles roles, String digestId) {
+        if (roles == null || digestId == null) {
+            return null;
+        }
+        if (digestId.equals(roles.admin())) {
+            return Checkup.Role.ADMIN;
+        }
+        if (digestId.equals(roles.operator())) {
+            return Checkup.Role.OPERATOR;
+        }
+        return digestId.equals(roles.worker()) ? Checkup.Role.WORKER : null;
+    }
+
+    /**
+     * The namespace's own znodes, and the first key with its authorizations and scope 0 (when there
+     * is a key and the buckets may be listed; a bucket that may not is a finding: every role reads them).
+     */
+    private static List<String> samples(NamespaceState ns, List<Checkup.Finding> access) throws Exception {
+        List<String> paths = new ArrayList<>(List.of(ns.namespace, Layout.genesis(ns.namespace),
+                Layout.genesisMarker(ns.namespace, ns.genesisId()), Layout.keys(ns.namespace)));
+        String at = Layout.keys(ns.namespace);
+        try {
+            for (int level = 0; level < 2; level++) {
+                String bucket = ns.protocol.children(at).stream().filter(Layout::isBucket).findFirst().orElse(null);
+                if (bucket == null) {
+                    return paths;
+                }
+                at = at + "/" + bucket;
+            }
+            List<String> keys = ns.protocol.children(at);
+            if (!keys.isEmpty()) {
+                String key = at + "/" + keys.get(0);
+                paths.addAll(List.of(key, Layout.authorizations(key), Layout.scope(key, 0)));
+            }
+        } catch (KeeperException.NoAuthException e) {
+            access.add(new Checkup.Finding(at, true, "this identity may not list " + at + ", which every role may read"
+                    + " (operators list and inspect keys there)", REAPPLY));
+        }
+        return paths;
+    }
+
+    private static void compareAcl(NamespaceState ns, Acls acls, String path, List<Checkup.Finding> access)
+            throws Exception {
+        List<ACL> expected = acls.forPath(ns.namespace, path);
+        List<ACL> actual;
+        try {
+            actual = ns.protocol.readAcl(path);
+        } catch (KeeperException.NoAuthException e) {
+            access.add(new Checkup.Finding(path, true, "this identity may not read the ACL of " + path
+                    + ", which every role may read", REAPPLY));
+            return;
+        }
+        // ZooKeeper shows a digest's hash only to an identity with ADMIN on the znode; to others it is "x".
+        boolean redacted = actual != null && actual.stream().anyMatch(a -> a.getId().getScheme().equals("digest")
+                && a.getId().getId().endsWith(":x"));
+        if (actual == null || expected == null || render(actual, redacted).equals(render(expected, redacted))) {
+            return;
+        }
+        access.add(new Checkup.Finding(path, true, "the ACL of " + path + " is " + render(actual, true) + ", not its role"
+                + " ACL " + render(expected, true) + " (an `oncegate acl` that stopped halfway, or a hand-made change)", REAPPLY));
+    }
+
+    /** {@code [scheme:id:perms,…]}, sorted; digest ids shortened to their user when {@code brief}. */
+    private static String render(List<ACL> acl, boolean brief) {
+        return acl.stream().map(a -> a.getId().getScheme() + ":"
+                        + (brief && a.getId().getScheme().equals("digest") ? user(a.getId().getId()) : a.getId().getId())
+                        + ":" + perms(a.getPerms()))
+                .sorted().collect(Collectors.joining(",", "[", "]"));
+    }
+
+    private static String perms(int p) {
+        StringBuilder s = new StringBuilder();
+        s.append((p & Perms.CREATE) != 0 ? "c" : "").append((p & Perms.DELETE) != 0 ? "d" : "")
+                .append((p & Perms.READ) != 0 ? "r" : "").append((p & Perms.WRITE) != 0 ? "w" : "")
+                .append((p & Perms.ADMIN) != 0 ? "a" : "");
+        return s.toString();
+    }
+
+    /** The user of a digest id ({@code user:hash}); other ids as they are. */
+    private static String user(String id) {
+        int colon = id.indexOf(':');
+        return colon < 0 ? id : id.substring(0, colon);
+    }
+
+    private static String roleName(Checkup.Role role) {
+        return role.name().toLowerCase(java.util.Locale.ROOT);
+    }
+}
