@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -185,22 +186,29 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
      */
     public int watchingSessions(String path) {
         Objects.requireNonNull(path, "path");
-        String reply;
-        try {
-            reply = FourLetterWordMain.send4LetterWord("127.0.0.1", server.getPort(), "wchp", false, 5000);
-        } catch (IOException | X509Exception.SSLContextException e) {
-            return 0;
-        }
+        return watchingSessions(List.of(server.getPort()), path);
+    }
+
+    /** The distinct sessions watching {@code path} on the servers at these client ports ({@code wchp}). */
+    static int watchingSessions(List<Integer> clientPorts, String path) {
         Set<String> sessions = new HashSet<>();
-        boolean inPath = false;
-        for (String line : reply.split("\\R")) {
-            if (line.isEmpty()) {
-                continue;
+        for (int port : clientPorts) {
+            String reply;
+            try {
+                reply = FourLetterWordMain.send4LetterWord("127.0.0.1", port, "wchp", false, 5000);
+            } catch (IOException | X509Exception.SSLContextException e) {
+                continue; // down: it holds no watch
             }
-            if (!Character.isWhitespace(line.charAt(0))) {
-                inPath = line.trim().equals(path);
-            } else if (inPath) {
-                sessions.add(line.trim());
+            boolean inPath = false;
+            for (String line : reply.split("\\R")) {
+                if (line.isEmpty()) {
+                    continue;
+                }
+                if (!Character.isWhitespace(line.charAt(0))) {
+                    inPath = line.trim().equals(path);
+                } else if (inPath) {
+                    sessions.add(line.trim());
+                }
             }
         }
         return sessions.size();

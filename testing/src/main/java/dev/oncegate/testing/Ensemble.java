@@ -138,6 +138,16 @@ public final class Ensemble implements AutoCloseable {
         }
     }
 
+    /**
+     * How many sessions hold a watch on {@code path} on any of the servers right now ({@code wchp}
+     * of each; a session watches through the server it is connected to). See
+     * {@link EmbeddedZooKeeper#watchingSessions(String)}.
+     */
+    public int watchingSessions(String path) {
+        java.util.Objects.requireNonNull(path, "path");
+        return EmbeddedZooKeeper.watchingSessions(cluster.getInstances().stream().map(InstanceSpec::getPort).toList(), path);
+    }
+
     /** Waits until some server leads again (after {@link #killLeader()}, say). */
     public boolean awaitLeader(Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();

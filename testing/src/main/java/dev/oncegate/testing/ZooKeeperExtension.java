@@ -211,6 +211,11 @@ public final class ZooKeeperExtension implements BeforeAllCallback, AfterAllCall
         throw new IllegalStateException(accessor + ": nothing runs outside a test");
     }
 
+    /** Whether this extension runs a three-server ensemble ({@link #ensemble()}) rather than one server ({@link #server()}). */
+    public boolean isEnsemble() {
+        return kind == Kind.ENSEMBLE;
+    }
+
     /** The connect string of the server or ensemble. */
     public String connectString() {
         return kind == Kind.ENSEMBLE ? ensemble().connectString() : server().connectString();

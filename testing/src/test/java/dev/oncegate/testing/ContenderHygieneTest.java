@@ -24,14 +24,15 @@ class ContenderHygieneTest {
     static final ZooKeeperExtension zk = ZooKeeperExtension.standalone();
 
     @Test
-    void interruptedWaiter_leavesTheElectionAndNeverDelivers() throws Exception {
+    void interruptedWaiter_leavesNoWatchNorElectionNode_andNeverDelivers() throws Exception {
         // Given A holds the lease and B waits on another thread
         Worker a = zk.newWorker("task-a");
         Worker b = zk.newWorker("task-b");
         Attempt attemptA = zk.track(a.gate().enter(zk.key()));
         ExecutorService pool = zk.newPool(1);
         Future<Attempt> enteredB = Scenarios.enterAsync(pool, b.gate(), zk.key(), Timing.WAIT);
-        Scenarios.eventually("B waits in the election", () -> Scenarios.latchMembers(a.client(), zk.keyPath(), 0) == 2);
+        // (outside the election: A holds the lease, so B only watches scope 0)
+        Scenarios.eventually("B waits, watching scope 0", () -> Scenarios.watched(zk, zk.keyPath() + "/0"));
 
         // When B's thread is interrupted
         pool.shutdownNow();
@@ -39,7 +40,8 @@ class ContenderHygieneTest {
         // Then B's enter ends with InterruptedException and B's latch node goes away
         assertThatThrownBy(() -> enteredB.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS))
                 .hasCauseInstanceOf(InterruptedException.class);
-        Scenarios.eventually("B left the election", () -> Scenarios.latchMembers(a.client(), zk.keyPath(), 0) == 1);
+        Scenarios.eventually("B left: no watch of its on scope 0, only A in the election",
+                () -> !Scenarios.watched(zk, zk.keyPath() + "/0") && Scenarios.latchMembers(a.client(), zk.keyPath(), 0) == 1);
         // and A still crosses alone
         assertThat(attemptA.cross(zk.provider().verified())).isInstanceOf(Crossing.Crossed.class);
         assertThat(zk.provider().deliveries()).isEqualTo(1);

@@ -38,7 +38,7 @@ class CuratorNamespaceFacadeTest {
         Attempt attemptA = gateA.enter(zk.key());
         assertThat(attemptA.decision().proceeds()).isTrue();
         Future<Attempt> enteredB = Scenarios.enterAsync(zk.newPool(1), gateB, zk.key(), Timing.WAIT);
-        Scenarios.eventually("B joined the election", () -> Scenarios.latchMembers(rawA, "/app" + zk.keyPath(), 0) == 2);
+        Scenarios.eventually("B waits, watching scope 0", () -> Scenarios.watched(zk, "/app" + zk.keyPath() + "/0"));
         rawA.close();
         Crossing crossing;
         try (Attempt attemptB = enteredB.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS)) {

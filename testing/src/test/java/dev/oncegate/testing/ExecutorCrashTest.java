@@ -34,7 +34,8 @@ class ExecutorCrashTest {
         Worker b = zk.newWorker("task-b", builder -> builder.meterRegistry(registryB));
         ExecutorService pool = zk.newPool(1);
         Future<Attempt> enteredB = Scenarios.enterAsync(pool, b.gate(), zk.key(), Timing.WAIT);
-        Scenarios.eventually("B joined scope 0's election", () -> Scenarios.latchMembers(a.client(), zk.keyPath(), 0) == 2);
+        // (outside the election while A's lease is live: B watches scope 0 and A's election node)
+        Scenarios.eventually("B waits, watching scope 0", () -> Scenarios.watched(zk, zk.keyPath() + "/0"));
 
         // When A's process dies before arming (its client closes; the attempt is never closed)
         long crashed = System.nanoTime();

@@ -113,7 +113,7 @@ class LeaderFailoverTest {
         Attempt attemptA = a.gate().enter(zk.key());
         assertThat(attemptA.decision().proceeds()).isTrue();
         Future<Attempt> enteredB = Scenarios.enterAsync(zk.newPool(1), b.gate(), zk.key(), Timing.WAIT);
-        Scenarios.eventually("B waits in the election", () -> Scenarios.latchMembers(a.client(), zk.keyPath(), 0) == 2);
+        Scenarios.eventually("B waits, watching scope 0", () -> Scenarios.watched(zk, zk.keyPath() + "/0"));
 
         // When the leader dies, and A then finishes its crossing once the ensemble is back
         zk.ensemble().killLeader();

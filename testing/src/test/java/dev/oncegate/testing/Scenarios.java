@@ -59,6 +59,15 @@ final class Scenarios {
         await(what).atMost(Timing.EVENTUALLY).pollInterval(Duration.ofMillis(50)).until(condition::getAsBoolean);
     }
 
+    /**
+     * Whether some session watches {@code path} at the server(s): how a test sees that a contender
+     * waits. (A contender waits outside the election while a live holder acts, watching the scope;
+     * so "in the election" is no longer the sign.)
+     */
+    static boolean watched(ZooKeeperExtension zk, String path) {
+        return zk.isEnsemble() ? zk.ensemble().watchingSessions(path) > 0 : zk.server().watchingSessions(path) > 0;
+    }
+
     /** How many contenders are in scope n's election (children of its latch node). */
     static int latchMembers(CuratorFramework client, String keyPath, int scope) {
         try {

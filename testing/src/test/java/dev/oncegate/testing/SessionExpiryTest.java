@@ -47,7 +47,7 @@ class SessionExpiryTest {
         Attempt attemptA = zk.track(a.gate().enter(zk.key()));
         assertThat(attemptA.decision().proceeds()).isTrue();
         Future<Attempt> enteredB = Scenarios.enterAsync(zk.newPool(1), b.gate(), zk.key(), Timing.WAIT);
-        Scenarios.eventually("B waits in the election", () -> Scenarios.latchMembers(a.client(), zk.keyPath(), 0) == 2);
+        Scenarios.eventually("B waits, watching scope 0", () -> Scenarios.watched(zk, zk.keyPath() + "/0"));
 
         // When B's session expires while it waits, and then A delivers
         expireAndAwaitNewSession(b);
