@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.TreeSet;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -52,10 +53,7 @@ final class DefaultOperator implements Operator {
     @Override
     public KeyHistory inspect(String key) throws InterruptedException {
         EffectKey.requireKeyText(key);
-        return run("read key " + key, () -> {
-            ns.requireGenesis();
-            return read(key);
-        });
+        return runInNamespace("read key " + key, () -> read(key));
     }
 
     /** The whole story of one key, never throwing for a record it cannot read. */
@@ -73,12 +71,7 @@ final class DefaultOperator implements Operator {
         }
         ns.observed(keyStat.getMzxid());
         List<KeyHistory.Unreadable> unreadable = new ArrayList<>();
-        KeyHistory.KeyRecord record = null;
-        try {
-            record = Records.decodeKey(keyPath, keyData);
-        } catch (UnreadableRecordException e) {
-            unreadable.add(new KeyHistory.Unreadable(keyPath, keyData, e.problem(), REPAIR_RECORD));
-        }
+        KeyHistory.KeyRecord record = decodeOrNote(Records::decodeKey, keyPath, keyData, unreadable);
         TreeSet<Integer> numbers = new TreeSet<>();
         boolean authorizationsZnode = false;
         for (String child : client.getChildren().forPath(keyPath)) {
@@ -121,6 +114,20 @@ final class DefaultOperator implements Operator {
                 nextAttempt(latest, last, authorizations, unreadable), command);
     }
 
+    /**
+     * The record {@code decoder} reads from {@code data} at {@code path}, or null when it cannot be
+     * read: the problem is then noted in {@code unreadable}, with the repair of a damaged record.
+     */
+    private static <T> T decodeOrNote(BiFunction<String, byte[], T> decoder, String path, byte[] data,
+                                      List<KeyHistory.Unreadable> unreadable) {
+        try {
+            return decoder.apply(path, data);
+        } catch (UnreadableRecordException e) {
+            unreadable.add(new KeyHistory.Unreadable(path, data, e.problem(), REPAIR_RECORD));
+            return null;
+        }
+    }
+
     private KeyHistory.Scope readScope(String keyPath, int n, List<KeyHistory.Unreadable> unreadable) throws Exception {
         CuratorFramework client = ns.client;
         String scopePath = Layout.scope(keyPath, n);
@@ -128,12 +135,7 @@ final class DefaultOperator implements Operator {
         Stat stat = new Stat();
         byte[] data = client.getData().storingStatIn(stat).forPath(scopePath);
         ns.observed(stat.getMzxid());
-        Records.Scope scope = null;
-        try {
-            scope = Records.decodeScope(scopePath, data);
-        } catch (UnreadableRecordException e) {
-            unreadable.add(new KeyHistory.Unreadable(scopePath, data, e.problem(), REPAIR_RECORD));
-        }
+        Records.Scope scope = decodeOrNote(Records::decodeScope, scopePath, data, unreadable);
         List<String> armedChildren = new ArrayList<>();
         boolean outcomeZnode = false;
         for (String child : client.getChildren().forPath(scopePath)) {
@@ -156,12 +158,7 @@ final class DefaultOperator implements Operator {
                         + " the scope's holder: two executors armed this scope?", REPAIR_RECORD));
                 continue;
             }
-            byte[] bytes = bytes(path);
-            try {
-                armed = Records.decodeArmed(path, bytes);
-            } catch (UnreadableRecordException e) {
-                unreadable.add(new KeyHistory.Unreadable(path, bytes, e.problem(), REPAIR_RECORD));
-            }
+            armed = decodeOrNote(Records::decodeArmed, path, bytes(path), unreadable);
         }
         if (expectedArmed != null && !armedChildren.contains(expectedArmed)) {
             unreadable.add(new KeyHistory.Unreadable(scopePath + "/" + expectedArmed, new byte[0],
@@ -172,14 +169,10 @@ final class DefaultOperator implements Operator {
         if (outcomeZnode) {
             String path = Layout.outcome(scopePath);
             byte[] bytes = bytes(path);
-            try {
-                outcome = Records.decodeOutcome(path, bytes);
-                if (scope != null && !scope.armed() && outcome.outcome() != Outcome.NOT_SENT) {
-                    unreadable.add(new KeyHistory.Unreadable(path, bytes, "an outcome other than not_sent on a scope"
-                            + " never armed", REPAIR_RECORD));
-                }
-            } catch (UnreadableRecordException e) {
-                unreadable.add(new KeyHistory.Unreadable(path, bytes, e.problem(), REPAIR_RECORD));
+            outcome = decodeOrNote(Records::decodeOutcome, path, bytes, unreadable);
+            if (outcome != null && scope != null && !scope.armed() && outcome.outcome() != Outcome.NOT_SENT) {
+                unreadable.add(new KeyHistory.Unreadable(path, bytes, "an outcome other than not_sent on a scope"
+                        + " never armed", REPAIR_RECORD));
             }
         }
         KeyHistory.Reconciliation reconciliation = null;
@@ -192,11 +185,7 @@ final class DefaultOperator implements Operator {
         }
         boolean reconciliationZnode = reconciliationBytes != null;
         if (reconciliationZnode) {
-            try {
-                reconciliation = Records.decodeReconciliation(reconciliationPath, reconciliationBytes);
-            } catch (UnreadableRecordException e) {
-                unreadable.add(new KeyHistory.Unreadable(reconciliationPath, reconciliationBytes, e.problem(), REPAIR_RECORD));
-            }
+            reconciliation = decodeOrNote(Records::decodeReconciliation, reconciliationPath, reconciliationBytes, unreadable);
         }
         if (scope != null && scope.reconciled() != reconciliationZnode) {
             unreadable.add(new KeyHistory.Unreadable(scopePath, data, scope.reconciled()
@@ -331,8 +320,7 @@ final class DefaultOperator implements Operator {
     public ListReport list(ListQuery query, Consumer<KeySummary> each) throws InterruptedException {
         Objects.requireNonNull(query, "query");
         Objects.requireNonNull(each, "each");
-        return run("list keys", () -> {
-            ns.requireGenesis();
+        return runInNamespace("list keys", () -> {
             Instant cutoff = query.olderThan() == null ? null : ns.clock.instant().minus(query.olderThan());
             int[] counts = new int[3];
             walk(key -> {
@@ -428,8 +416,7 @@ final class DefaultOperator implements Operator {
         EffectKey.requireKeyText(key);
         requireText("by", by, "must name who authorizes the redelivery");
         requireText("reason", reason, "must say why a new delivery is justified");
-        return run("authorize a redelivery of key " + key, () -> {
-            ns.requireGenesis();
+        return runInNamespace("authorize a redelivery of key " + key, () -> {
             KeyHistory before = read(key);
             int n = consumedLatest(before, "authorize");
             Records.Authorization record = new Records.Authorization(by, reason, ns.clock.instant(), actor());
@@ -476,8 +463,7 @@ final class DefaultOperator implements Operator {
         EffectKey.requireKeyText(key);
         requireText("by", by, "must name who checked the destination");
         requireText("evidence", evidence, "must say what the destination showed");
-        return run("reconcile key " + key, () -> {
-            ns.requireGenesis();
+        return runInNamespace("reconcile key " + key, () -> {
             String keyPath = Layout.keyPath(ns.namespace, key);
             for (int round = 0; round < RECONCILE_RETRIES; round++) {
                 KeyHistory h = read(key);
@@ -512,8 +498,7 @@ final class DefaultOperator implements Operator {
         if (olderThan.isNegative()) {
             throw new IllegalArgumentException("olderThan: must not be negative, got " + olderThan);
         }
-        return run("remove consumed keys", () -> {
-            ns.requireGenesis();
+        return runInNamespace("remove consumed keys", () -> {
             Instant cutoff = ns.clock.instant().minus(olderThan);
             int[] counts = new int[3];
             walk(key -> {
@@ -576,8 +561,7 @@ final class DefaultOperator implements Operator {
     public long applyRoles(Genesis.Roles roles, Consumer<String> each) throws InterruptedException {
         Objects.requireNonNull(roles, "roles");
         Objects.requireNonNull(each, "each");
-        return run("apply the role ACLs", () -> {
-            ns.requireGenesis();
+        return runInNamespace("apply the role ACLs", () -> {
             Acls acls = Acls.of(roles);
             long[] count = {0};
             String genesisPath = Layout.genesis(ns.namespace);
@@ -647,6 +631,14 @@ final class DefaultOperator implements Operator {
     @FunctionalInterface
     private interface Work<T> {
         T call() throws Exception;
+    }
+
+    /** {@link #run} in a namespace whose genesis is checked first: no operator work in an unknown or replaced namespace. */
+    private <T> T runInNamespace(String what, Work<T> work) throws InterruptedException {
+        return run(what, () -> {
+            ns.requireGenesis();
+            return work.call();
+        });
     }
 
     /** Runs operator work: bad input and namespace stops pass through, ZooKeeper trouble becomes one exception that says what to do. */

@@ -1,8 +1,7 @@
 package dev.oncegate;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
+import static dev.oncegate.BuilderChecks.once;
+
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
@@ -10,7 +9,6 @@ import java.util.Objects;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.StandardConnectionStateErrorPolicy;
 
 /**
@@ -224,12 +222,7 @@ public interface Gate extends AutoCloseable {
         /** The host name recorded in records; default the local host name. */
         public Builder host(String host) {
             once(this.host, "host");
-            Objects.requireNonNull(host, "host");
-            if (host.isEmpty() || host.length() > 256) {
-                throw new IllegalArgumentException("host: must be 1 to 256 characters");
-            }
-            Records.requireWellFormed("host", host);
-            this.host = host;
+            this.host = BuilderChecks.host(host);
             return this;
         }
 
@@ -264,14 +257,12 @@ public interface Gate extends AutoCloseable {
          *                                  other than Curator's standard one
          */
         public Gate build() {
-            if (client.getState() != CuratorFrameworkState.STARTED) {
-                throw new IllegalStateException("client: the CuratorFramework must be started before building a gate");
-            }
+            BuilderChecks.requireStarted(client, "a gate");
             if (!(client.getConnectionStateErrorPolicy() instanceof StandardConnectionStateErrorPolicy)) {
                 throw new IllegalArgumentException("client: uses " + client.getConnectionStateErrorPolicy().getClass().getSimpleName()
                         + "; oncegate needs StandardConnectionStateErrorPolicy (SUSPENDED must remove authority)");
             }
-            String h = host != null ? host : localHost();
+            String h = host != null ? host : BuilderChecks.localHost();
             long pid = ProcessHandle.current().pid();
             return new DefaultGate(client,
                     namespace != null ? namespace : DEFAULT_NAMESPACE,
@@ -281,24 +272,6 @@ public interface Gate extends AutoCloseable {
                     connectTimeout != null ? connectTimeout : Duration.ofSeconds(15),
                     taskId != null ? taskId : h + ":" + pid, h, pid,
                     Boolean.TRUE.equals(initializeNamespace), zxidMarks != null ? zxidMarks : ZxidMarks.inMemory());
-        }
-
-        private static void once(Object current, String field) {
-            if (current != null) {
-                throw new IllegalStateException(field + ": already set");
-            }
-        }
-
-        private static String localHost() {
-            try {
-                return InetAddress.getLocalHost().getHostName();
-            } catch (IOException e) {
-                String fromEnv = System.getenv("HOSTNAME");
-                if (fromEnv != null && !fromEnv.isEmpty()) {
-                    return fromEnv;
-                }
-                throw new UncheckedIOException("host: cannot determine the local host name; set it with Builder.host()", e);
-            }
         }
     }
 }

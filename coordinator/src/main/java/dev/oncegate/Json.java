@@ -234,12 +234,8 @@ final class Json {
         private Map<String, Object> object(int depth) {
             int open = enter(depth);
             Map<String, Object> map = new LinkedHashMap<>();
-            skipSpace();
-            if (at('}')) {
-                pos++;
-                return Collections.unmodifiableMap(map);
-            }
-            while (true) {
+            boolean closed = closes('}');
+            while (!closed) {
                 skipSpace();
                 if (!at('"')) {
                     throw error(pos, "expected a field name (a string) in the object at offset " + open
@@ -257,39 +253,47 @@ final class Json {
                 pos++;
                 skipSpace();
                 map.put(key, value(depth));
-                skipSpace();
-                if (at('}')) {
-                    pos++;
-                    return Collections.unmodifiableMap(map);
-                }
-                if (!at(',')) {
-                    throw error(pos, "expected ',' or '}' in the object at offset " + open + ", found " + describe(pos));
-                }
-                pos++;
+                closed = closesAfterMember('}', "object", open);
             }
+            return Collections.unmodifiableMap(map);
         }
 
         private List<Object> array(int depth) {
             int open = enter(depth);
             List<Object> list = new ArrayList<>();
-            skipSpace();
-            if (at(']')) {
-                pos++;
-                return Collections.unmodifiableList(list);
-            }
-            while (true) {
+            boolean closed = closes(']');
+            while (!closed) {
                 skipSpace();
                 list.add(value(depth));
-                skipSpace();
-                if (at(']')) {
-                    pos++;
-                    return Collections.unmodifiableList(list);
-                }
-                if (!at(',')) {
-                    throw error(pos, "expected ',' or ']' in the array at offset " + open + ", found " + describe(pos));
-                }
-                pos++;
+                closed = closesAfterMember(']', "array", open);
             }
+            return Collections.unmodifiableList(list);
+        }
+
+        /** Whether {@code close} comes next (after white space): if so, steps over it. */
+        private boolean closes(char close) {
+            skipSpace();
+            if (at(close)) {
+                pos++;
+                return true;
+            }
+            return false;
+        }
+
+        /**
+         * After a member of the {@code kind} container opened at {@code open}: steps over its
+         * {@code close} (true) or the ',' before the next member (false); anything else is an error.
+         */
+        private boolean closesAfterMember(char close, String kind, int open) {
+            if (closes(close)) {
+                return true;
+            }
+            if (!at(',')) {
+                throw error(pos, "expected ',' or '" + close + "' in the " + kind + " at offset " + open + ", found "
+                        + describe(pos));
+            }
+            pos++;
+            return false;
         }
 
         /** Steps over the opening bracket of a container at {@code depth}; returns its offset. */

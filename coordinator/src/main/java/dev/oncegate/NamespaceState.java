@@ -44,12 +44,12 @@ final class NamespaceState {
      * Checks the namespace's genesis: present (or created, when allowed), carrying its id marker,
      * and the same as the first one seen here. Returns null when fine, else the stop.
      */
-    Decision.Stop checkGenesis() throws Exception {
+    Decision.StopUnavailable checkGenesis() throws Exception {
         return checkGenesis(protocol.readGenesis());
     }
 
     /** {@link #checkGenesis()} on a genesis the caller read already (in the same round trip as the key). */
-    Decision.Stop checkGenesis(Optional<Genesis> read) throws Exception {
+    Decision.StopUnavailable checkGenesis(Optional<Genesis> read) throws Exception {
         if (read.isEmpty() && initialize) {
             read = Optional.of(protocol.createGenesis(null).genesis());
         }
@@ -89,9 +89,9 @@ final class NamespaceState {
 
     /** {@link #checkGenesis()} for operator commands: an unknown namespace is an error, not an empty answer. */
     void requireGenesis() throws Exception {
-        Decision.Stop stop = checkGenesis();
+        Decision.StopUnavailable stop = checkGenesis();
         if (stop != null) {
-            throw new NamespaceException(stop);
+            throw new StopException(stop);
         }
     }
 
@@ -122,19 +122,5 @@ final class NamespaceState {
 
     void flushMarks() {
         marks.flush();
-    }
-
-    /** An operator command met a namespace it cannot work in (no genesis, replaced): exit 13 in the CLI. */
-    static final class NamespaceException extends OncegateException {
-        private final Decision.Stop stop;
-
-        NamespaceException(Decision.Stop stop) {
-            super(stop.evidence().detail());
-            this.stop = stop;
-        }
-
-        Decision.Stop stop() {
-            return stop;
-        }
     }
 }

@@ -1,8 +1,7 @@
 package dev.oncegate;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
+import static dev.oncegate.BuilderChecks.once;
+
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -10,7 +9,6 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.imps.CuratorFrameworkState;
 
 /**
  * The operator's side of a namespace: read the whole story of a key, list keys by state,
@@ -266,41 +264,17 @@ public interface Operator {
         /** The host recorded in what this operator writes; default the local host name. */
         public Builder host(String host) {
             once(this.host, "host");
-            Objects.requireNonNull(host, "host");
-            if (host.isEmpty() || host.length() > 256) {
-                throw new IllegalArgumentException("host: must be 1 to 256 characters");
-            }
-            this.host = Records.requireWellFormed("host", host);
+            this.host = BuilderChecks.host(host);
             return this;
         }
 
         /** Builds the operator. @throws IllegalStateException when the client is not started */
         public Operator build() {
-            if (client.getState() != CuratorFrameworkState.STARTED) {
-                throw new IllegalStateException("client: the CuratorFramework must be started before building an operator");
-            }
+            BuilderChecks.requireStarted(client, "an operator");
             String ns = namespace != null ? namespace : Gate.DEFAULT_NAMESPACE;
             NamespaceState state = new NamespaceState(client, ns, clock != null ? clock : Clock.systemUTC(),
                     zxidMarks != null ? zxidMarks : ZxidMarks.inMemory(), false);
-            return new DefaultOperator(state, host != null ? host : localHost());
-        }
-
-        private static void once(Object current, String field) {
-            if (current != null) {
-                throw new IllegalStateException(field + ": already set");
-            }
-        }
-
-        static String localHost() {
-            try {
-                return InetAddress.getLocalHost().getHostName();
-            } catch (IOException e) {
-                String fromEnv = System.getenv("HOSTNAME");
-                if (fromEnv != null && !fromEnv.isEmpty()) {
-                    return fromEnv;
-                }
-                throw new UncheckedIOException("host: cannot determine the local host name; set it with Builder.host()", e);
-            }
+            return new DefaultOperator(state, host != null ? host : BuilderChecks.localHost());
         }
     }
 }

@@ -5,37 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.nio.file.Path;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.state.SessionConnectionStateErrorPolicy;
 import org.apache.curator.retry.RetryOneTime;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The builder and the attempt refuse misuse with messages that name the field, before any write. */
-class GateBuilderTest {
-
-    static TestServer zk;
-    static CuratorFramework client;
-
-    /** The server's data directory's parent also receives ZooKeeper's generated config file. */
-    @TempDir
-    static Path serverDir;
-
-    @BeforeAll
-    static void start() throws Exception {
-        zk = TestServer.start(serverDir);
-        client = zk.client();
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        zk.close();
-    }
+class GateBuilderTest extends OneServerPerClass {
 
     @Test
     void builderSetters_validateTheirArguments() {

@@ -4,50 +4,28 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 
-import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.CreateMode;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The protocol's writes, one by one, against a real server: a version alone cannot tell a
  * recreated znode from the one a token was issued for, so every executor write must fail once
  * the incarnation it was decided in is gone — even when the new incarnation's version matches.
  */
-class IncarnationBindingTest {
-
-    static TestServer zk;
-    static CuratorFramework client;
-
-    @TempDir
-    static Path serverDir;
+class IncarnationBindingTest extends OneServerPerClass {
 
     String ns;
     ScopeProtocol protocol;
     String genesisId;
     EffectKey key;
     String keyPath;
-
-    @BeforeAll
-    static void start() throws Exception {
-        zk = TestServer.start(serverDir);
-        client = zk.client();
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        zk.close();
-    }
 
     @BeforeEach
     void namespace() throws Exception {
@@ -135,31 +113,23 @@ class IncarnationBindingTest {
 
     @Test
     void arming_afterTheNamespaceWasReinitialised_isRefusedAtTheGenesisId() throws Exception {
-        String node = electionNode(0);
-        String scopePath = Layout.scope(keyPath, 0);
-        Records.Scope leased = lease("a", node);
-        FencingToken token = protocol.writeLease(scopePath, 0, leased, node).token();
+        Held held = leaseScopeZero("a");
         // the genesis is replaced, the keys stay (an operator re-initialised after a restore)
         client.delete().deletingChildrenIfNeeded().forPath(Layout.genesis(ns));
         new ScopeProtocol(client, ns, Clock.systemUTC(), z -> { }, () -> Acls.OPEN).createGenesis(null);
 
-        ScopeProtocol.Arming arming = protocol.arm(scopePath, token, node, genesisId, armedScope(leased),
-                armedRecord("a", token), Duration.ofSeconds(10));
+        ScopeProtocol.Arming arming = arm(held);
 
         assertThat(arming.refusal()).isEqualTo(ScopeProtocol.ArmRefusal.NAMESPACE_REPLACED);
-        assertThat(client.getChildren().forPath(scopePath)).noneMatch(c -> c.startsWith("armed-"));
+        assertThat(client.getChildren().forPath(held.scopePath())).noneMatch(c -> c.startsWith("armed-"));
     }
 
     @Test
     void arming_withTheElectionNodeGone_isRefused_evenThoughTheVersionMatches() throws Exception {
-        String node = electionNode(0);
-        String scopePath = Layout.scope(keyPath, 0);
-        Records.Scope leased = lease("a", node);
-        FencingToken token = protocol.writeLease(scopePath, 0, leased, node).token();
-        client.delete().forPath(node); // its session ended, or the key was deleted
+        Held held = leaseScopeZero("a");
+        client.delete().forPath(held.node()); // its session ended, or the key was deleted
 
-        ScopeProtocol.Arming arming = protocol.arm(scopePath, token, node, genesisId, armedScope(leased),
-                armedRecord("a", token), Duration.ofSeconds(10));
+        ScopeProtocol.Arming arming = arm(held);
 
         assertThat(arming.refusal()).isEqualTo(ScopeProtocol.ArmRefusal.ELECTION_NODE_GONE);
         assertThat(protocol.readScope(keyPath, 0, null).data().armed()).isFalse();
@@ -227,17 +197,35 @@ class IncarnationBindingTest {
         assertThat(client.checkExists().forPath(Layout.scope(keyPath, 1))).isNull();
     }
 
-    /** Takes the lease of scope 0 and arms it as {@code attempt}; returns the armed version. */
-    int armAs(String attempt) throws Exception {
+    /**
+     * Scope 0's lease as {@code attempt} holds it between its decision and arming: its election
+     * node, the scope's path, the leased record and the token the lease write returned.
+     */
+    record Held(String attempt, String node, String scopePath, Records.Scope leased, FencingToken token) {
+    }
+
+    /** Joins scope 0's election and takes its lease as {@code attempt}. */
+    Held leaseScopeZero(String attempt) throws Exception {
         String node = electionNode(0);
         String scopePath = Layout.scope(keyPath, 0);
         ScopeView view = protocol.readScope(keyPath, 0, null);
         Records.Scope leased = lease(attempt, node);
         FencingToken token = protocol.writeLease(scopePath, view.version(), leased, node).token();
-        ScopeProtocol.Arming arming = protocol.arm(scopePath, token, node, genesisId, armedScope(leased),
-                armedRecord(attempt, token), Duration.ofSeconds(10));
+        return new Held(attempt, node, scopePath, leased, token);
+    }
+
+    /** The arming write of {@code held}, as its executor sends it. */
+    ScopeProtocol.Arming arm(Held held) throws Exception {
+        return protocol.arm(held.scopePath(), held.token(), held.node(), genesisId, armedScope(held.leased()),
+                armedRecord(held.attempt(), held.token()), Duration.ofSeconds(10));
+    }
+
+    /** Takes the lease of scope 0 and arms it as {@code attempt}; returns the armed version. */
+    int armAs(String attempt) throws Exception {
+        Held held = leaseScopeZero(attempt);
+        ScopeProtocol.Arming arming = arm(held);
         assertThat(arming.armed()).as("arming as " + attempt).isTrue();
-        assertThat(client.checkExists().forPath(Layout.armed(scopePath, attempt))).isNotNull();
+        assertThat(client.checkExists().forPath(Layout.armed(held.scopePath(), attempt))).isNotNull();
         return arming.armedVersion();
     }
 

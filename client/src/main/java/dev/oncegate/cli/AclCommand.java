@@ -1,7 +1,6 @@
 package dev.oncegate.cli;
 
 import java.util.Map;
-import java.util.concurrent.Callable;
 
 import dev.oncegate.Genesis;
 import picocli.CommandLine.Command;
@@ -18,10 +17,7 @@ import picocli.CommandLine.Option;
                 + " Run it as the current admin (--auth; nobody when access control is off); it also authenticates as"
                 + " the new admin. Restart the workers with their new identities afterwards: meanwhile they fail closed.",
         footer = {"", "Exit codes: 0 applied; 2 bad input; 13 ZooKeeper unavailable, no permission, or no genesis."})
-final class AclCommand implements Callable<Integer> {
-
-    @Mixin
-    ZooKeeperOptions zookeeper;
+final class AclCommand extends NamespaceCommand {
 
     @Mixin
     RoleOptions roleOptions;

@@ -1,16 +1,11 @@
 package dev.oncegate.cli;
 
 import java.util.Map;
-import java.util.concurrent.Callable;
 
 import dev.oncegate.KeyHistory;
 import dev.oncegate.Operator;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code oncegate authorize}: an operator's redelivery authorization for the key's consumed
@@ -26,13 +21,7 @@ import picocli.CommandLine.Spec;
                 + " nothing written); 2 the key does not exist or is not consumed, or the existing after-<n> will never"
                 + " be honoured (premature or unreadable: an admin must remove it first); 13 ZooKeeper unavailable or"
                 + " this identity may not authorize (the operator role)."})
-final class AuthorizeCommand implements Callable<Integer> {
-
-    @Spec
-    CommandSpec spec;
-
-    @Mixin
-    ZooKeeperOptions zookeeper;
+final class AuthorizeCommand extends NamespaceCommand {
 
     @Option(names = "--key", paramLabel = "KEY", required = true, description = "The key, 64 lower-case hex characters.")
     String key;
@@ -47,10 +36,10 @@ final class AuthorizeCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         EffectKeyOptions.keyOption(key);
         if (by.isBlank()) {
-            throw new ParameterException(spec.commandLine(), "--by: must name who authorizes");
+            throw usage("--by: must name who authorizes");
         }
         if (reason.isBlank()) {
-            throw new ParameterException(spec.commandLine(), "--reason: must say why");
+            throw usage("--reason: must say why");
         }
         Operator.Authorized done = zookeeper.withOperator(operator -> operator.authorize(key, by, reason));
         Map<String, Object> out = Json.object();

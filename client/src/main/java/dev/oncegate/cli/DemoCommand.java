@@ -5,7 +5,6 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Map;
 import java.util.StringJoiner;
-import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
 import dev.oncegate.OncegateMeters;
@@ -14,10 +13,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code oncegate demo}: an embedded ZooKeeper (or 3-server ensemble), a fleet of simulated
@@ -33,13 +29,10 @@ import picocli.CommandLine.Spec;
                 "Exit 0 only when there was no duplicate delivery and every effect was decided."},
         footer = {"", "Exit codes: 0 no duplicate delivery and every effect decided; 1 an effect was delivered twice or"
                 + " left undecided; 2 bad options; 130 interrupted (SIGINT/SIGTERM)."})
-final class DemoCommand implements Callable<Integer> {
+final class DemoCommand extends Subcommand {
 
     /** The demo's exit code when an effect was delivered twice or left undecided. */
     static final int FAILED = 1;
-
-    @Spec
-    CommandSpec spec;
 
     @Mixin
     CommonOptions common;
@@ -81,10 +74,10 @@ final class DemoCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         common.namespace();
         if (metricsPort != null && (metricsPort < 1 || metricsPort > 65535)) {
-            throw new ParameterException(spec.commandLine(), "--metrics-port: must be 1 to 65535, got " + metricsPort);
+            throw usage("--metrics-port: must be 1 to 65535, got " + metricsPort);
         }
         if (duration.compareTo(Duration.ofHours(24)) > 0) {
-            throw new ParameterException(spec.commandLine(), "--duration: at most 24h, got " + Durations.format(duration));
+            throw usage("--duration: at most 24h, got " + Durations.format(duration));
         }
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         // The registry's owner chooses histograms (the gate's timers publish none by themselves): the
@@ -99,7 +92,7 @@ final class DemoCommand implements Callable<Integer> {
             }
             config = builder.build();
         } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), "--" + e.getMessage().replace("faultRate", "fault-rate"));
+            throw usage("--" + e.getMessage().replace("faultRate", "fault-rate"));
         }
         return runIn(config, registry);
     }

@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 
 import dev.oncegate.Checkup;
 import dev.oncegate.OncegateException;
@@ -18,7 +17,6 @@ import org.apache.zookeeper.client.ZKClientConfig;
 import org.apache.zookeeper.common.X509Exception;
 import org.apache.zookeeper.server.quorum.QuorumPeerConfig;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -38,10 +36,7 @@ import picocli.CommandLine.Option;
                         + " session when doctor ends. Nothing else is written."},
         footer = {"", "Exit codes: 0 nothing failed (warnings may remain); 2 bad input (nothing checked); 13 at least one"
                 + " check failed (ZooKeeper unreachable included)."})
-final class DoctorCommand implements Callable<Integer> {
-
-    @Mixin
-    ZooKeeperOptions zookeeper;
+final class DoctorCommand extends NamespaceCommand {
 
     @Option(names = "--lease-ttl", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.class,
             description = "The lease TTL the fleet's gates use, to judge the session timeout and the clock against"

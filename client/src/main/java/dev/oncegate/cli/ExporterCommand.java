@@ -6,14 +6,9 @@ import java.net.UnknownHostException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.Callable;
 
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code oncegate exporter}: serves a namespace's durable backlog as Prometheus gauges
@@ -30,15 +25,9 @@ import picocli.CommandLine.Spec;
         footer = {"", "Metrics: deploy/exporter-metrics.txt (README, Metrics). Prints {\"exporter\":\"started\",\"metrics\":URL,…}"
                 + " on stdout once listening; runs until SIGTERM/SIGINT.",
                 "Exit codes: 0 stopped by a signal; 2 bad input, or --listen cannot be listened on."})
-final class ExporterCommand implements Callable<Integer> {
+final class ExporterCommand extends NamespaceCommand {
 
     static final String DEFAULT_LISTEN = "127.0.0.1:9464";
-
-    @Spec
-    CommandSpec spec;
-
-    @Mixin
-    ZooKeeperOptions zookeeper;
 
     @Option(names = "--listen", paramLabel = "HOST:PORT", defaultValue = DEFAULT_LISTEN,
             description = "Address to serve /metrics on (default: ${DEFAULT-VALUE}; 0.0.0.0:9464 for every interface, as"
@@ -56,7 +45,7 @@ final class ExporterCommand implements Callable<Integer> {
         ZooKeeperConnection.Settings settings = zookeeper.settings();
         InetSocketAddress address = address();
         if (interval.isZero()) {
-            throw new ParameterException(spec.commandLine(), "--interval: must be more than zero");
+            throw usage("--interval: must be more than zero");
         }
         ZooKeeperConnection zk = zookeeper.open(settings);
         BacklogExporter exporter;
@@ -95,13 +84,13 @@ final class ExporterCommand implements Callable<Integer> {
             // reported below
         }
         if (host.isEmpty() || port < 0 || port > 65535) {
-            throw new ParameterException(spec.commandLine(), "--listen: '" + listen + "' is not HOST:PORT with a port"
+            throw usage("--listen: '" + listen + "' is not HOST:PORT with a port"
                     + " from 0 to 65535 (e.g. " + DEFAULT_LISTEN + ", 0.0.0.0:9464, [::1]:9464)");
         }
         try {
             return new InetSocketAddress(InetAddress.getByName(host), port);
         } catch (UnknownHostException e) {
-            throw new ParameterException(spec.commandLine(), "--listen: unknown host '" + host + "'");
+            throw usage("--listen: unknown host '" + host + "'");
         }
     }
 

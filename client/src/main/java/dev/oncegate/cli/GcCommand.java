@@ -2,15 +2,10 @@ package dev.oncegate.cli;
 
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.Callable;
 
 import dev.oncegate.Operator;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code oncegate gc}: retention. Removes the records of keys whose latest scope ended
@@ -23,13 +18,7 @@ import picocli.CommandLine.Spec;
                 + " again. Open, leased and armed scopes, unreadable keys and keys in an election are never touched.",
         footer = {"", "Exit codes: 0 done; 2 bad input; 13 ZooKeeper unavailable or this identity may not delete"
                 + " (the admin role)."})
-final class GcCommand implements Callable<Integer> {
-
-    @Spec
-    CommandSpec spec;
-
-    @Mixin
-    ZooKeeperOptions zookeeper;
+final class GcCommand extends NamespaceCommand {
 
     @Option(names = "--older-than", paramLabel = "DURATION", required = true, converter = Durations.class,
             description = "Remove keys consumed at least this long ago (e.g. 90d).")
@@ -41,7 +30,7 @@ final class GcCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (olderThan.isZero() || olderThan.isNegative()) {
-            throw new ParameterException(spec.commandLine(), "--older-than: must be more than zero");
+            throw usage("--older-than: must be more than zero");
         }
         Operator.GcReport report = zookeeper.withOperator(operator -> operator.gc(olderThan, dryRun, entry -> {
             Map<String, Object> out = Json.object();

@@ -1,7 +1,6 @@
 package dev.oncegate.cli;
 
 import java.util.Map;
-import java.util.concurrent.Callable;
 
 import dev.oncegate.Gate;
 import dev.oncegate.Genesis;
@@ -20,10 +19,7 @@ import picocli.CommandLine.Mixin;
         footer = {"", "Without --auth, init authenticates as the --admin identity.",
                 "Exit codes: 0 written, or already initialised (\"created\":false; nothing changed); 2 bad input;"
                         + " 13 ZooKeeper unavailable or no permission."})
-final class InitCommand implements Callable<Integer> {
-
-    @Mixin
-    ZooKeeperOptions zookeeper;
+final class InitCommand extends NamespaceCommand {
 
     @Mixin
     RoleOptions roleOptions;

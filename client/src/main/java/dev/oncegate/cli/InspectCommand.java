@@ -1,14 +1,10 @@
 package dev.oncegate.cli;
 
-import java.util.concurrent.Callable;
 
 import dev.oncegate.KeyHistory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /** {@code oncegate inspect}: the whole story of one key, read without a lock, with what a new attempt would do now. */
 @Command(name = "inspect", mixinStandardHelpOptions = true,
@@ -21,13 +17,7 @@ import picocli.CommandLine.Spec;
         footer = {"", "Exit codes: 0 every record read (also for a key nobody entered: \"exists\":false); 2 bad input;"
                 + " 13 ZooKeeper unavailable, no permission, the namespace has no genesis, or a record of the key is"
                 + " unreadable (the JSON is printed all the same)."})
-final class InspectCommand implements Callable<Integer> {
-
-    @Spec
-    CommandSpec spec;
-
-    @Mixin
-    ZooKeeperOptions zookeeper;
+final class InspectCommand extends NamespaceCommand {
 
     @Option(names = "--key", paramLabel = "KEY", description = "The key, 64 lower-case hex characters.")
     String key;
@@ -45,15 +35,13 @@ final class InspectCommand implements Callable<Integer> {
 
     private String resolveKey() {
         if (key != null && effect.anyGiven()) {
-            throw new ParameterException(spec.commandLine(),
-                    "--key and --dest/--dest-name/--file are mutually exclusive: name the key one way");
+            throw usage("--key and --dest/--dest-name/--file are mutually exclusive: name the key one way");
         }
         if (key != null) {
             return EffectKeyOptions.keyOption(key);
         }
         if (!effect.anyGiven()) {
-            throw new ParameterException(spec.commandLine(),
-                    "missing the key: give --key KEY, or --dest/--dest-name with --file");
+            throw usage("missing the key: give --key KEY, or --dest/--dest-name with --file");
         }
         return effect.resolve(spec).key();
     }

@@ -1,13 +1,10 @@
 package dev.oncegate.cli;
 
 import java.util.Map;
-import java.util.concurrent.Callable;
 
 import dev.oncegate.EffectKey;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Spec;
 
 /** {@code oncegate key}: computes an effect key and its znode path; needs no ZooKeeper. */
 @Command(name = "key", mixinStandardHelpOptions = true,
@@ -15,10 +12,7 @@ import picocli.CommandLine.Spec;
                 "                    --file=PATH"},
         description = "Print the effect key of a destination and a file, and its znode path (no ZooKeeper needed).",
         footer = {"", "Exit codes: 0 printed; 2 bad input (a malformed destination, an unreadable file)."})
-final class KeyCommand implements Callable<Integer> {
-
-    @Spec
-    CommandSpec spec;
+final class KeyCommand extends Subcommand {
 
     @Mixin
     CommonOptions common;

@@ -1,16 +1,11 @@
 package dev.oncegate.cli;
 
 import java.time.Duration;
-import java.util.concurrent.Callable;
 
 import dev.oncegate.Operator;
 import dev.oncegate.ScopeState;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code oncegate list}: keys with their current state, one JSON object a line, in key order.
@@ -23,13 +18,7 @@ import picocli.CommandLine.Spec;
                 + " its \"problem\".",
         footer = {"", "Exit codes: 0 done; 2 bad input; 13 ZooKeeper unavailable, no permission, the namespace has no"
                 + " genesis, or an unreadable key was met (every line is printed all the same)."})
-final class ListCommand implements Callable<Integer> {
-
-    @Spec
-    CommandSpec spec;
-
-    @Mixin
-    ZooKeeperOptions zookeeper;
+final class ListCommand extends NamespaceCommand {
 
     @Option(names = "--state", paramLabel = "STATE",
             description = "Only keys in this state: open, leased, armed, sent_verified, send_status_unknown (which"
@@ -49,10 +38,10 @@ final class ListCommand implements Callable<Integer> {
         try {
             wanted = state == null ? null : ScopeState.fromWireName(state);
         } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), "--" + e.getMessage());
+            throw usage("--" + e.getMessage());
         }
         if (limit != null && limit < 1) {
-            throw new ParameterException(spec.commandLine(), "--limit: must be at least 1, got " + limit);
+            throw usage("--limit: must be at least 1, got " + limit);
         }
         Operator.ListQuery query = new Operator.ListQuery(wanted, olderThan, limit == null ? 0 : limit);
         Operator.ListReport report = zookeeper.withOperator(operator ->

@@ -1,15 +1,10 @@
 package dev.oncegate.cli;
 
 import java.util.Map;
-import java.util.concurrent.Callable;
 
 import dev.oncegate.Operator;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code oncegate reconcile}: after a person checked the destination, a key whose latest scope
@@ -23,13 +18,7 @@ import picocli.CommandLine.Spec;
         footer = {"", "Exit codes: 0 reconciled (or already reconciled: \"created\":false); 2 the key does not exist or its"
                 + " latest scope is not send_status_unknown or armed; 13 ZooKeeper unavailable or this identity may not"
                 + " reconcile (the operator role)."})
-final class ReconcileCommand implements Callable<Integer> {
-
-    @Spec
-    CommandSpec spec;
-
-    @Mixin
-    ZooKeeperOptions zookeeper;
+final class ReconcileCommand extends NamespaceCommand {
 
     @Option(names = "--key", paramLabel = "KEY", required = true, description = "The key, 64 lower-case hex characters.")
     String key;
@@ -45,10 +34,10 @@ final class ReconcileCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         EffectKeyOptions.keyOption(key);
         if (by.isBlank()) {
-            throw new ParameterException(spec.commandLine(), "--by: must name who checked the destination");
+            throw usage("--by: must name who checked the destination");
         }
         if (evidence.isBlank()) {
-            throw new ParameterException(spec.commandLine(), "--evidence: must say what the destination showed");
+            throw usage("--evidence: must say what the destination showed");
         }
         Operator.Reconciled done = zookeeper.withOperator(operator -> operator.reconcile(key, by, evidence));
         Map<String, Object> out = Json.object();

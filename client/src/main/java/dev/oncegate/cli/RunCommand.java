@@ -6,7 +6,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -18,11 +17,9 @@ import dev.oncegate.Outcome;
 import dev.oncegate.Gate;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code oncegate run}: gates COMMAND as the boundary action of one effect.
@@ -58,16 +55,10 @@ import picocli.CommandLine.Spec;
                         + " the key is free again; 10 stopped: consumed, sent_verified; 11 stopped: consumed, status unknown"
                         + " or armed by another executor; 12 stopped: another executor is active (busy), or this one was"
                         + " fenced; 13 stopped: state unavailable (fail closed)."})
-final class RunCommand implements Callable<Integer> {
+final class RunCommand extends NamespaceCommand {
 
     static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(10);
     static final String TASK_ID_ENV = "ONCEGATE_TASK_ID";
-
-    @Spec
-    CommandSpec spec;
-
-    @Mixin
-    ZooKeeperOptions zookeeper;
 
     @Mixin
     EffectKeyOptions effect;
@@ -127,8 +118,7 @@ final class RunCommand implements Callable<Integer> {
     /** The channel of --result-file or --result-fd, checked before any other input. */
     private ResultChannel resultChannel() {
         if (resultFile != null && resultFd != null) {
-            throw new ParameterException(spec.commandLine(),
-                    "--result-file and --result-fd are mutually exclusive: give the result one channel");
+            throw usage("--result-file and --result-fd are mutually exclusive: give the result one channel");
         }
         if (resultFile != null) {
             return ResultChannel.file(resultFile);
@@ -204,20 +194,20 @@ final class RunCommand implements Callable<Integer> {
     /** Checks what picocli cannot: everything before any connection. */
     private void validate() {
         if (command == null || command.isEmpty()) {
-            throw new ParameterException(spec.commandLine(), "missing COMMAND: give it after `--`, e.g. -- ./deliver.sh");
+            throw usage("missing COMMAND: give it after `--`, e.g. -- ./deliver.sh");
         }
         if (notSentExit != null && (notSentExit < 1 || notSentExit > ChildCommand.MAX_NOT_SENT_EXIT)) {
-            throw new ParameterException(spec.commandLine(), "--not-sent-exit: must be an exit code from 1 to "
+            throw usage("--not-sent-exit: must be an exit code from 1 to "
                     + ChildCommand.MAX_NOT_SENT_EXIT + ", got " + notSentExit + " (126 and 127 mean the command could not"
                     + " be run, 128+N that a signal killed it: neither proves that nothing was delivered)");
         }
         String task = taskId();
         if (task != null && (task.isEmpty() || task.length() > 256)) {
-            throw new ParameterException(spec.commandLine(), (taskId != null ? "--task-id" : TASK_ID_ENV)
+            throw usage((taskId != null ? "--task-id" : TASK_ID_ENV)
                     + ": must be 1 to 256 characters, got " + task.length());
         }
         if (timeout != null && timeout.isZero()) {
-            throw new ParameterException(spec.commandLine(), "--timeout: must be more than zero");
+            throw usage("--timeout: must be more than zero");
         }
     }
 
@@ -256,7 +246,7 @@ final class RunCommand implements Callable<Integer> {
             problem = "it exists and is not a regular file";
         }
         if (problem != null) {
-            throw new ParameterException(spec.commandLine(), "--metrics-textfile: " + file + ": " + problem);
+            throw usage("--metrics-textfile: " + file + ": " + problem);
         }
         return file;
     }

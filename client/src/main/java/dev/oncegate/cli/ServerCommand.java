@@ -6,7 +6,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -21,10 +20,7 @@ import org.apache.zookeeper.server.quorum.QuorumPeerConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code oncegate server}: a real standalone ZooKeeper server in this process, for
@@ -55,13 +51,10 @@ import picocli.CommandLine.Spec;
                 + " refused (exit 2). dataDir in the file must be absolute; server.N lines (an ensemble) are refused.",
                 "Exit codes: 0 stopped by SIGTERM/SIGINT; 2 bad input (a bad --config file, a conflicting flag, a bad"
                         + " port); 13 the server did not start, or stopped on its own."})
-final class ServerCommand implements Callable<Integer> {
+final class ServerCommand extends Subcommand {
 
     private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(15);
-
-    @Spec
-    CommandSpec spec;
 
     @Mixin
     CommonOptions common;
@@ -160,13 +153,13 @@ final class ServerCommand implements Callable<Integer> {
     /** Defaults, the --config file and the flags, parsed by ZooKeeper (bad input: exit 2). */
     private QuorumPeerConfig configuration() {
         if (port < 0 || port > 65535) {
-            throw new ParameterException(spec.commandLine(), "--port: must be 0 to 65535, got " + port);
+            throw usage("--port: must be 0 to 65535, got " + port);
         }
         if (bind.isBlank()) {
-            throw new ParameterException(spec.commandLine(), "--bind: the address is empty");
+            throw usage("--bind: the address is empty");
         }
         if (metricsPort != null && (metricsPort < 1 || metricsPort > 65535)) {
-            throw new ParameterException(spec.commandLine(), "--metrics-port: must be 1 to 65535, got " + metricsPort);
+            throw usage("--metrics-port: must be 1 to 65535, got " + metricsPort);
         }
         CommandLine.ParseResult given = spec.commandLine().getParseResult();
         Path defaultDir = state.dir().resolve("zookeeper");

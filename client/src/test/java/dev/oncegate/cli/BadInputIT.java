@@ -3,6 +3,7 @@ package dev.oncegate.cli;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -18,8 +19,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class BadInputIT extends CliFixture {
 
-    static List<Arguments> badRuns() {
-        return List.of(
+    static Stream<Arguments> badRuns() {
+        Stream<Arguments> named = Stream.of(
                 Arguments.of("missing file", List.of("--dest", "slack:C1", "--file", "no-such-file"), "--file"),
                 Arguments.of("empty id", List.of("--dest", "slack:", "--file", "report.txt"), "identifier must not be empty"),
                 Arguments.of("no colon", List.of("--dest", "slack", "--file", "report.txt"), "PROVIDER:ID"),
@@ -29,29 +30,24 @@ class BadInputIT extends CliFixture {
                 Arguments.of("no dest", List.of("--file", "report.txt"), "--dest"),
                 Arguments.of("no file", List.of("--dest", "slack:C1"), "--file"),
                 Arguments.of("unknown flag", List.of("--dest", "slack:C1", "--file", "report.txt", "--frobnicate"), "--frobnicate"),
-                Arguments.of("bad --wait", List.of("--dest", "slack:C1", "--file", "report.txt", "--wait", "soon"), "--wait"),
-                Arguments.of("negative --wait", List.of("--dest", "slack:C1", "--file", "report.txt", "--wait", "-1s"), "--wait"),
-                Arguments.of("bad --timeout", List.of("--dest", "slack:C1", "--file", "report.txt", "--timeout", "5x"), "--timeout"),
-                Arguments.of("zero --not-sent-exit", List.of("--dest", "slack:C1", "--file", "report.txt", "--not-sent-exit", "0"),
-                        "--not-sent-exit"),
-                Arguments.of("too big --not-sent-exit", List.of("--dest", "slack:C1", "--file", "report.txt", "--not-sent-exit", "256"),
-                        "--not-sent-exit"),
-                // 126/127: the shell could not run the command; 128+N: killed by signal N (137: SIGKILL)
-                Arguments.of("--not-sent-exit 126", List.of("--dest", "slack:C1", "--file", "report.txt", "--not-sent-exit", "126"),
-                        "--not-sent-exit"),
-                Arguments.of("--not-sent-exit 127", List.of("--dest", "slack:C1", "--file", "report.txt", "--not-sent-exit", "127"),
-                        "--not-sent-exit"),
-                Arguments.of("signal --not-sent-exit 137", List.of("--dest", "slack:C1", "--file", "report.txt", "--not-sent-exit", "137"),
-                        "signal"),
-                Arguments.of("signal --not-sent-exit 143", List.of("--dest", "slack:C1", "--file", "report.txt", "--not-sent-exit", "143"),
-                        "signal"),
-                Arguments.of("--not-sent-exit 255", List.of("--dest", "slack:C1", "--file", "report.txt", "--not-sent-exit", "255"),
-                        "--not-sent-exit"),
-                Arguments.of("empty --task-id", List.of("--dest", "slack:C1", "--file", "report.txt", "--task-id", ""), "--task-id"),
-                Arguments.of("bad namespace", List.of("--dest", "slack:C1", "--file", "report.txt", "--namespace", "oncegate"),
-                        "namespace"),
-                Arguments.of("bad --connect-timeout", List.of("--dest", "slack:C1", "--file", "report.txt", "--connect-timeout", "x"),
-                        "--connect-timeout"));
+                withOption("bad --wait", "--wait", "soon", "--wait"),
+                withOption("negative --wait", "--wait", "-1s", "--wait"),
+                withOption("bad --timeout", "--timeout", "5x", "--timeout"),
+                withOption("empty --task-id", "--task-id", "", "--task-id"),
+                withOption("bad namespace", "--namespace", "oncegate", "namespace"),
+                withOption("bad --connect-timeout", "--connect-timeout", "x", "--connect-timeout"));
+        // 0 and above 125: no exit code a command chooses; 126/127: the shell could not run the command
+        Stream<Arguments> notExitCodes = Stream.of("0", "256", "126", "127", "255")
+                .map(code -> withOption("--not-sent-exit " + code, "--not-sent-exit", code, "--not-sent-exit"));
+        // 128+N: killed by signal N (137: SIGKILL, 143: SIGTERM), which never proves anything
+        Stream<Arguments> signals = Stream.of("137", "143")
+                .map(code -> withOption("signal --not-sent-exit " + code, "--not-sent-exit", code, "signal"));
+        return Stream.of(named, notExitCodes, signals).flatMap(cases -> cases);
+    }
+
+    /** A run whose effect is well named, with {@code option value} the one bad input; the message names {@code named}. */
+    private static Arguments withOption(String name, String option, String value, String named) {
+        return Arguments.of(name, List.of("--dest", "slack:C1", "--file", "report.txt", option, value), named);
     }
 
     @ParameterizedTest(name = "{0}")

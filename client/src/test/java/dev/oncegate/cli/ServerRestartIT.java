@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.oncegate.testing.Scratch;
 import dev.oncegate.testing.Timing;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -134,7 +135,7 @@ class ServerRestartIT {
         server.process().destroy();
         server.await(Timing.PROCESS);
         Path backup = dir.resolve("zk-backup");
-        copyTree(data, backup);
+        Scratch.copyTree(data, backup);
         server = startServer(port, data);
         startLine(server);
         assertThat(run(port).exit()).isEqualTo(0);
@@ -147,7 +148,7 @@ class ServerRestartIT {
 
         // When the data is restored from that copy (same genesis, the delivery forgotten)
         deleteTree(data);
-        copyTree(backup, data);
+        Scratch.copyTree(backup, data);
         server = startServer(port, data);
         startLine(server);
 
@@ -160,19 +161,6 @@ class ServerRestartIT {
 
     private Cli.Running startServer(int port, Path data) {
         return cli.start("server", "--port", Integer.toString(port), "--data-dir", data.toString(), "--bind", "127.0.0.1");
-    }
-
-    private static void copyTree(Path from, Path to) throws java.io.IOException {
-        try (java.util.stream.Stream<Path> files = Files.walk(from)) {
-            for (Path p : (Iterable<Path>) files::iterator) {
-                Path target = to.resolve(from.relativize(p).toString());
-                if (Files.isDirectory(p)) {
-                    Files.createDirectories(target);
-                } else {
-                    Files.copy(p, target);
-                }
-            }
-        }
     }
 
     private static void deleteTree(Path root) throws java.io.IOException {

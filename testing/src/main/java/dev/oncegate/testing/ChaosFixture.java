@@ -8,9 +8,22 @@ import java.time.Duration;
  */
 abstract class ChaosFixture implements AutoCloseable {
 
-    abstract String connectString();
+    private final String connectString;
+    private final boolean ensemble;
 
-    abstract boolean isEnsemble();
+    /** {@code connectString} stays the same across the outages: a server comes back on its own port. */
+    private ChaosFixture(String connectString, boolean ensemble) {
+        this.connectString = connectString;
+        this.ensemble = ensemble;
+    }
+
+    final String connectString() {
+        return connectString;
+    }
+
+    final boolean isEnsemble() {
+        return ensemble;
+    }
 
     /** Takes the whole service down for {@code down}, then back up with its data. */
     abstract void restart(Duration down) throws Exception;
@@ -35,18 +48,8 @@ abstract class ChaosFixture implements AutoCloseable {
 
     static ChaosFixture standalone() {
         EmbeddedZooKeeper zk = EmbeddedZooKeeper.start();
-        return new ChaosFixture() {
+        return new ChaosFixture(zk.connectString(), false) {
             private boolean down;
-
-            @Override
-            String connectString() {
-                return zk.connectString();
-            }
-
-            @Override
-            boolean isEnsemble() {
-                return false;
-            }
 
             @Override
             void restart(Duration outage) throws Exception {
@@ -78,17 +81,7 @@ abstract class ChaosFixture implements AutoCloseable {
 
     static ChaosFixture ensemble() throws InterruptedException {
         Ensemble ensemble = Ensemble.start(Duration.ofSeconds(60));
-        return new ChaosFixture() {
-            @Override
-            String connectString() {
-                return ensemble.connectString();
-            }
-
-            @Override
-            boolean isEnsemble() {
-                return true;
-            }
-
+        return new ChaosFixture(ensemble.connectString(), true) {
             @Override
             void restart(Duration outage) throws Exception {
                 ensemble.killAll();

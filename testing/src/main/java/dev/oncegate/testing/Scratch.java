@@ -12,8 +12,8 @@ import java.util.stream.Stream;
  * A private temporary directory per embedded server. ZooKeeper's embedded server writes a
  * generated configuration file next to its data directory and never removes it; giving every
  * server a directory of its own, removed on close, leaves nothing behind in the system's temp
- * directory. Public for the kit's other packages (the benchmark's server uses it too).
- * Stateless and thread-safe.
+ * directory. Public for the kit's other packages (the benchmark's server uses it too) and for
+ * the tests that back up and restore a server's data directory. Stateless and thread-safe.
  */
 public final class Scratch {
 
@@ -46,6 +46,27 @@ public final class Scratch {
             throw new UncheckedIOException(e);
         } finally {
             delete(dir);
+        }
+    }
+
+    /**
+     * Copies {@code from} and everything below it to {@code to}, which must not exist or be an
+     * empty directory: a backup of a stopped server's data directory, or its restore.
+     *
+     * @throws UncheckedIOException when a file cannot be copied (the copy is then partial)
+     */
+    public static void copyTree(Path from, Path to) {
+        try (Stream<Path> files = Files.walk(from)) {
+            for (Path p : (Iterable<Path>) files::iterator) {
+                Path target = to.resolve(from.relativize(p).toString());
+                if (Files.isDirectory(p)) {
+                    Files.createDirectories(target);
+                } else {
+                    Files.copy(p, target);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not copy " + from + " to " + to + ": " + e.getMessage(), e);
         }
     }
 

@@ -50,10 +50,7 @@ class ArmingUnderConnectionLossTest {
 
         // Then the crossing is refused with write_result_unknown and the action never ran
         assertThat(AmbiguousWriteCnxnFactory.dropped()).isEqualTo(droppedBefore + 1);
-        assertThat(crossing).isInstanceOfSatisfying(Crossing.Refused.class, r -> {
-            assertThat(r.stop()).isInstanceOf(Decision.StopUnavailable.class);
-            assertThat(r.stop().reason()).isEqualTo(StopReason.WRITE_RESULT_UNKNOWN);
-        });
+        Scenarios.assertRefused(crossing, Decision.StopUnavailable.class, StopReason.WRITE_RESULT_UNKNOWN);
         assertThat(invoked).hasValue(0);
         assertThat(zk.provider().deliveries()).isZero();
         assertThat(attempt.decision()).isInstanceOf(Decision.StopUnavailable.class);

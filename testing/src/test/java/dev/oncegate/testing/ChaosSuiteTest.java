@@ -20,34 +20,34 @@ class ChaosSuiteTest {
     @Test
     void standaloneServer_underRandomFaults_deliversEveryEffectAtMostOnce() throws Exception {
         long seed = seed();
-        System.out.println("chaos seed " + seed + " (replay with -Doncegate.chaos.seed=" + seed + ")");
-        ChaosRun.Config config = ChaosRun.builder().seed(seed).workers(6).effects(30).contenders(4)
-                .duration(Duration.ofSeconds(20)).faultRate(1.0).build();
+        ChaosRun.Report report = runAtMostOnce("chaos", ChaosRun.builder().seed(seed).workers(6).effects(30).contenders(4)
+                .duration(Duration.ofSeconds(20)).faultRate(1.0).build());
 
-        ChaosRun.Report report = ChaosRun.run(config, p -> System.out.println("chaos progress " + p));
-
-        System.out.println("chaos report " + report);
-        assertThat(report.verdict().violations()).as("seed " + seed).isEmpty();
-        assertThat(report.verdict().duplicates()).as("seed " + seed).isZero();
-        assertThat(report.verdict().undecided()).as("seed " + seed).isZero();
         assertThat(report.verdict().deliveries()).as("seed " + seed).isLessThanOrEqualTo(30).isPositive();
-        assertThat(report.totalFaults()).as("seed " + seed).isPositive();
     }
 
     @Test
     void ensemble_withLeaderKillsAndWholeEnsembleRestarts_deliversEveryEffectAtMostOnce() throws Exception {
-        long seed = seed();
-        System.out.println("ensemble chaos seed " + seed + " (replay with -Doncegate.chaos.seed=" + seed + ")");
-        ChaosRun.Config config = ChaosRun.builder().seed(seed).ensemble(true).workers(6).effects(24).contenders(4)
-                .duration(Duration.ofSeconds(25)).faultRate(0.8).build();
+        runAtMostOnce("ensemble chaos", ChaosRun.builder().seed(seed()).ensemble(true).workers(6).effects(24).contenders(4)
+                .duration(Duration.ofSeconds(25)).faultRate(0.8).build());
+    }
 
-        ChaosRun.Report report = ChaosRun.run(config, p -> System.out.println("ensemble chaos progress " + p));
+    /**
+     * Runs {@code config}, printing its seed, progress and report under {@code label}, and checks
+     * the verdict every in-process chaos run must reach: no violation, no duplicate, nothing
+     * undecided, and faults injected.
+     */
+    private static ChaosRun.Report runAtMostOnce(String label, ChaosRun.Config config) throws InterruptedException {
+        long seed = config.seed();
+        System.out.println(label + " seed " + seed + " (replay with -Doncegate.chaos.seed=" + seed + ")");
+        ChaosRun.Report report = ChaosRun.run(config, p -> System.out.println(label + " progress " + p));
 
-        System.out.println("ensemble chaos report " + report);
+        System.out.println(label + " report " + report);
         assertThat(report.verdict().violations()).as("seed " + seed).isEmpty();
         assertThat(report.verdict().duplicates()).as("seed " + seed).isZero();
         assertThat(report.verdict().undecided()).as("seed " + seed).isZero();
         assertThat(report.totalFaults()).as("seed " + seed).isPositive();
+        return report;
     }
 
     @Test

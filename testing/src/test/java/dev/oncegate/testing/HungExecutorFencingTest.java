@@ -64,10 +64,7 @@ class HungExecutorFencingTest {
         Crossing crossingA = attemptA.cross(counting(invokedA));
 
         // Then A is refused as fenced, its action never ran
-        assertThat(crossingA).isInstanceOfSatisfying(Crossing.Refused.class, r -> {
-            assertThat(r.stop()).isInstanceOf(Decision.StopBusy.class);
-            assertThat(r.stop().reason()).isEqualTo(StopReason.FENCED);
-        });
+        Scenarios.assertRefused(crossingA, Decision.StopBusy.class, StopReason.FENCED);
         assertThat(invokedA).hasValue(0);
         // and a later checkpoint of A repeats the stop
         assertThat(attemptA.checkpoint("after-wake")).isEqualTo(attemptA.decision()).isNotInstanceOf(Decision.Proceed.class);

@@ -83,10 +83,7 @@ class NamespaceGenesisTest {
         w.client().delete().deletingChildrenIfNeeded().forPath(zk.namespace() + "/genesis");
         Crossing crossing = attempt.cross(zk.provider().verified());
         // Then arming (which checks the genesis id) is refused and the action never ran
-        assertThat(crossing).isInstanceOfSatisfying(Crossing.Refused.class, r -> {
-            assertThat(r.stop()).isInstanceOf(Decision.StopUnavailable.class);
-            assertThat(r.stop().reason()).isEqualTo(StopReason.NAMESPACE_REPLACED);
-        });
+        Scenarios.assertRefused(crossing, Decision.StopUnavailable.class, StopReason.NAMESPACE_REPLACED);
         assertThat(zk.provider().deliveries()).isZero();
         assertThat(Scenarios.armedNode(w.client(), zk.keyPath() + "/0")).isNull();
     }

@@ -48,14 +48,14 @@ class RollbackDetectionTest {
     /** Snapshot of the server's files taken while it is stopped; {@link #restore} puts them back. */
     void backUp() {
         zk.server().stop();
-        copy(dataDir(), backup);
+        Scratch.copyTree(dataDir(), backup);
         zk.server().restart();
     }
 
     void restore() {
         zk.server().stop();
         delete(dataDir());
-        copy(backup, dataDir());
+        Scratch.copyTree(backup, dataDir());
         zk.server().restart();
     }
 
@@ -99,21 +99,6 @@ class RollbackDetectionTest {
 
         try (Worker fresh = worker("task-new-host", ZxidMarks.inMemory()); Attempt attempt = fresh.gate().enter(zk.key())) {
             assertThat(attempt.decision()).isInstanceOf(Decision.Proceed.class);
-        }
-    }
-
-    static void copy(Path from, Path to) {
-        try (Stream<Path> files = Files.walk(from)) {
-            for (Path p : (Iterable<Path>) files::iterator) {
-                Path target = to.resolve(from.relativize(p).toString());
-                if (Files.isDirectory(p)) {
-                    Files.createDirectories(target);
-                } else {
-                    Files.copy(p, target);
-                }
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.oncegate.testing;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.nio.charset.StandardCharsets;
@@ -13,10 +14,13 @@ import java.util.concurrent.Future;
 import java.util.function.BooleanSupplier;
 
 import dev.oncegate.Attempt;
+import dev.oncegate.Crossing;
+import dev.oncegate.Decision;
 import dev.oncegate.Destination;
 import dev.oncegate.EffectKey;
 import dev.oncegate.Gate;
 import dev.oncegate.KeyHistory;
+import dev.oncegate.StopReason;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 
@@ -114,5 +118,13 @@ final class Scenarios {
     /** Enters on another thread, so the test thread can inject a fault while the contender waits. */
     static Future<Attempt> enterAsync(ExecutorService pool, Gate gate, EffectKey key, Duration wait) {
         return pool.submit(() -> gate.enter(key, wait));
+    }
+
+    /** Asserts that arming was refused with a stop of {@code kind} for {@code reason}, so the action never ran. */
+    static void assertRefused(Crossing crossing, Class<? extends Decision.Stop> kind, StopReason reason) {
+        assertThat(crossing).isInstanceOfSatisfying(Crossing.Refused.class, r -> {
+            assertThat(r.stop()).isInstanceOf(kind);
+            assertThat(r.stop().reason()).isEqualTo(reason);
+        });
     }
 }

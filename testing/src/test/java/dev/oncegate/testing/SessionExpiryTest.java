@@ -99,10 +99,7 @@ class SessionExpiryTest {
         Crossing crossing = attemptA.cross(counting(invoked));
 
         // Then arming is refused (connection lost) and the action never ran
-        assertThat(crossing).isInstanceOfSatisfying(Crossing.Refused.class, r -> {
-            assertThat(r.stop()).isInstanceOf(Decision.StopUnavailable.class);
-            assertThat(r.stop().reason()).isEqualTo(StopReason.CONNECTION_LOST);
-        });
+        Scenarios.assertRefused(crossing, Decision.StopUnavailable.class, StopReason.CONNECTION_LOST);
         assertThat(invoked).hasValue(0);
         assertThat(zk.provider().deliveries()).isZero();
         KeyHistory history = a.gate().inspect(zk.key().key());

@@ -60,10 +60,7 @@ class ZooKeeperDownTest {
             return zk.provider().verified().deliver(ctx);
         });
         // Then the crossing is refused (connection lost) and the action never ran
-        assertThat(crossing).isInstanceOfSatisfying(Crossing.Refused.class, r -> {
-            assertThat(r.stop()).isInstanceOf(Decision.StopUnavailable.class);
-            assertThat(r.stop().reason()).isEqualTo(StopReason.CONNECTION_LOST);
-        });
+        Scenarios.assertRefused(crossing, Decision.StopUnavailable.class, StopReason.CONNECTION_LOST);
         assertThat(invoked).hasValue(0);
         attempt.close();
         // and once the server is back the scope is not armed; a new contender can deliver once
