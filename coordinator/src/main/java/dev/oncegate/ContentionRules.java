@@ -275,8 +275,9 @@ final class ContentionRules {
             boolean someoneJoining = !s.ownScope() && view.version() == 0
                     && (opened.equals("initial") || opened.startsWith(Layout.AFTER_PREFIX));
             Instant graceUntil = s.seen().since().plus(ELECTION_NODE_GRACE);
-            if (someoneJoining && now.isBefore(graceUntil) && now.isBefore(max(s.deadline(), graceUntil))) {
-                // Its creator is joining and about to take the lease: watch rather than crowd the election.
+            if (someoneJoining && now.isBefore(graceUntil)) {
+                // Its creator is joining and about to take the lease: watch rather than crowd the election
+                // (also when not waiting: the grace is what it takes to learn whether the key is busy).
                 return new Wait(graceUntil);
             }
             return new Join();

@@ -3,7 +3,9 @@ package dev.oncegate;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.CuratorConnectionLossException;
@@ -72,7 +74,7 @@ final class DefaultAttempt implements Attempt {
     private final String attemptId;
     private final ScopeProtocol protocol;
     /** The paths this attempt set watches on: {@link #close} removes them at the server. */
-    private final java.util.Set<String> watched = new java.util.LinkedHashSet<>();
+    private final Set<String> watched = new LinkedHashSet<>();
     private final Watcher watcher = event -> signal();
     private final LeaderLatchListener latchListener = new LeaderLatchListener() {
         @Override

@@ -45,7 +45,9 @@ import org.apache.zookeeper.data.Stat;
  * <h2>Writes, in protocol order</h2>
  * <ol>
  *   <li>{@link #createGenesis}: {@code multi(create NS/genesis, create NS/genesis/ID)} once.</li>
- *   <li>{@link #ensureKey}: {@code multi(check NS/genesis/ID, create KEY, create KEY/authorizations, create KEY/0)}.</li>
+ *   <li>{@link #createKey}: {@code multi(check NS/genesis/ID, [create BUCKET1,] [create BUCKET2,] create KEY,
+ *       create KEY/authorizations, create KEY/0, create KEY/0/latch (container))}, the bucket levels that the
+ *       key's read found missing; a bucket that appeared or vanished since is sent again or left out.</li>
  *   <li>{@link #writeLease}: {@code multi(check ELECTION-NODE, setData(scope, v))} to take, renew or release.</li>
  *   <li>{@link #arm}: {@code multi(check NS/genesis/ID, check ELECTION-NODE, setData(scope armed, v),
  *       create armed-ATTEMPT)}, sent once on the raw ZooKeeper handle, never retried: a connection
@@ -204,7 +206,7 @@ final class ScopeProtocol {
      * missing bucket levels in the same transaction (no probing create that fails but is still a
      * logged transaction), and never in a namespace other than the one this gate started in.
      * {@code firstBucket}/{@code secondBucket} say which bucket levels the caller saw; when another
-     * contender created one meanwhile, the multi is sent again without it.
+     * contender created one meanwhile, the multi is sent again without it; when one was removed, with both.
      *
      * @throws StopException namespace_replaced when the genesis id is gone
      */
@@ -260,8 +262,10 @@ final class ScopeProtocol {
                 } else if (failed == keyOp && code == KeeperException.Code.NODEEXISTS) {
                     return KeyCreation.EXISTS;
                 } else if (failed == keyOp && code == KeeperException.Code.NONODE) {
-                    have2 = false; // the bucket is gone (or was never there): create it too
-                    have1 = b1 >= 0;
+                    // The second level is gone (an admin removed it), so the first may be too: create both
+                    // again; a first level that exists meets NodeExists above and is left out next time.
+                    have1 = false;
+                    have2 = false;
                 } else {
                     throw e;
                 }

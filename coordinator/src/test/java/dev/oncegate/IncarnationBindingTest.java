@@ -8,7 +8,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.UUID;
 
 import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.BeforeEach;
@@ -19,21 +18,10 @@ import org.junit.jupiter.api.Test;
  * recreated znode from the one a token was issued for, so every executor write must fail once
  * the incarnation it was decided in is gone — even when the new incarnation's version matches.
  */
-class IncarnationBindingTest extends OneServerPerClass {
-
-    String ns;
-    ScopeProtocol protocol;
-    String genesisId;
-    EffectKey key;
-    String keyPath;
+class IncarnationBindingTest extends OneNamespacePerTest {
 
     @BeforeEach
-    void namespace() throws Exception {
-        ns = "/incarnation-" + UUID.randomUUID();
-        protocol = new ScopeProtocol(client, ns, Clock.systemUTC(), zxid -> { }, () -> Acls.OPEN);
-        genesisId = protocol.createGenesis(null).genesis().id();
-        key = EffectKey.of(Destination.stable("slack", "C1"), UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8));
-        keyPath = Layout.keyPath(ns, key.key());
+    void existingKey() throws Exception {
         protocol.ensureKey(key, genesisId);
     }
 
