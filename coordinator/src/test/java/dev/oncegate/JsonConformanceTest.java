@@ -230,8 +230,9 @@ class JsonConformanceTest {
 
     @Test
     void roundTrip_keepsRandomText() {
-        long seed = System.nanoTime();
-        System.out.println("JsonConformanceTest.roundTrip_keepsRandomText seed=" + seed);
+        long seed = Long.getLong("oncegate.json.seed", System.nanoTime());
+        System.out.println("JsonConformanceTest.roundTrip_keepsRandomText seed=" + seed + " (replay with -Doncegate.json.seed="
+                + seed + ")");
         Random random = new Random(seed);
         for (int i = 0; i < 2_000; i++) {
             StringBuilder s = new StringBuilder();

@@ -58,7 +58,11 @@ class ImageConfigTest {
                 .contains("$1/opt/oncegate/oncegate.jar").contains("oncegate:x:10001:10001:");
         assertThat(build).as("no registry, no daemon").doesNotContain("docker build").doesNotContain("docker run").doesNotContain("FROM ");
         Process syntax = new ProcessBuilder("bash", "-n", RepoFiles.path("deploy/image/build.sh").toString()).inheritIO().start();
-        assertThat(syntax.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        try {
+            assertThat(syntax.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            syntax.destroyForcibly();
+        }
         assertThat(syntax.exitValue()).isZero();
         assertThat(RepoFiles.read("deploy/image/oncegate")).contains("-jar " + JAR);
         assertThat(Files.isExecutable(RepoFiles.path("deploy/image/oncegate"))).isTrue();

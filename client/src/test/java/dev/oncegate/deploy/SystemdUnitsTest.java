@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -77,16 +78,18 @@ class SystemdUnitsTest {
     @Test
     void systemdAnalyze_verifiesEveryUnit_whenInstalled() throws Exception {
         Optional<Path> analyze = Tools.find("systemd-analyze");
-        if (analyze.isEmpty()) {
-            System.err.println("SystemdUnitsTest: systemd-analyze not installed; the units were checked statically only");
-            return;
-        }
+        Assumptions.assumeTrue(analyze.isPresent(),
+                "systemd-analyze not installed (Debian's systemd package): the units were checked statically only");
         for (Path unit : units()) {
             Path out = Files.createTempFile("systemd-analyze-", ".txt");
             try {
                 Process p = new ProcessBuilder(analyze.get().toString(), "verify", "--man=no", unit.toString())
                         .redirectErrorStream(true).redirectOutput(out.toFile()).start();
-                assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+                try {
+                    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+                } finally {
+                    p.destroyForcibly();
+                }
                 String output = Files.readString(out, StandardCharsets.UTF_8).strip();
                 assertThat(output).as(unit.getFileName() + ": " + output).isEmpty();
                 assertThat(p.exitValue()).isZero();

@@ -49,7 +49,6 @@ class NoMatchingHistoryTest {
         assertThat(scope0.outcome().outcome()).isEqualTo(Outcome.SENT_VERIFIED);
         assertThat(scope0.armed()).isNotNull();
         assertThat(scope0.armed().checkpoints()).containsExactly("picker-open");
-        assertThat(scope0.armed()).isNotNull();
         assertThat(scope0.outcome().by().task()).isEqualTo("task-a");
         assertThat(history.record().sha256()).isEqualTo(zk.key().sha256());
         assertThat(history.record().provider()).isEqualTo("slack");
