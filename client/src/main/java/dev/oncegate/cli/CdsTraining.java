@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -16,7 +17,8 @@ import dev.oncegate.testing.EmbeddedZooKeeper;
  * load are mapped from {@code lib/oncegate.jsa} at every later start instead of being read,
  * parsed and verified from the jar. Not a subcommand.
  *
- * <p>In this one JVM, against an embedded ZooKeeper that it starts and removes, it runs what
+ * <p>In this one JVM, against an embedded ZooKeeper that it starts and removes, with a state
+ * directory of its own (the host's zxid marks are not touched), it runs what
  * workers and operators run most: {@code key}, {@code init}, {@code run} (proceeding, then
  * stopped on the consumed key), {@code inspect}, {@code list} and the usage help. It exits 1
  * when a command does not end as expected, so that a change that breaks the workload fails the
@@ -34,7 +36,7 @@ public final class CdsTraining {
         try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.start()) {
             Path file = Files.writeString(dir.resolve("report.txt"), "oncegate class-data sharing workload\n",
                     StandardCharsets.UTF_8);
-            String[] connect = {"--connect", zk.connectString()};
+            String[] connect = {"--connect", zk.connectString(), "--state-dir", dir.resolve("state").toString()};
             String[] effect = {"--dest", "cds:workload", "--file", file.toString()};
             expect(failures, ExitCode.OK, join(List.of("key"), effect));
             expect(failures, ExitCode.OK, join(List.of("init"), connect));
@@ -45,12 +47,11 @@ public final class CdsTraining {
             expect(failures, ExitCode.OK, "--help");
             expect(failures, ExitCode.OK, "run", "--help");
         } finally {
-            try (Stream<Path> files = Files.list(dir)) {
-                for (Path f : files.toList()) {
+            try (Stream<Path> files = Files.walk(dir)) {
+                for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
                     Files.delete(f);
                 }
             }
-            Files.delete(dir);
         }
         if (!failures.isEmpty()) {
             System.err.println("oncegate CDS workload: " + String.join("; ", failures));

@@ -133,10 +133,18 @@ class DistributionIT extends CliFixture {
     void oncegateCds_buildsAnArchiveThatFitsAMovedInstallation() throws Exception {
         Path installation = copyOfTheInstallation("moved");
 
-        Cli.Result rebuilt = new Cli(dir, Map.of("JAVA_HOME", javaHome), installation.resolve("bin/oncegate-cds")).run();
+        // On a host whose fleet settings are in its environment: none of them is the workload's
+        Path hostState = dir.resolve("host-state");
+        Path hostTextfile = dir.resolve("host-metrics.prom");
+        Map<String, String> host = Map.of("JAVA_HOME", javaHome, "XDG_STATE_HOME", hostState.toString(),
+                "ONCEGATE_METRICS_TEXTFILE", hostTextfile.toString(),
+                "ONCEGATE_ZK_CLIENT_CONFIG", dir.resolve("tls-client.properties").toString());
+        Cli.Result rebuilt = new Cli(dir, host, installation.resolve("bin/oncegate-cds")).run();
         Cli.Result keyed = loggingClassLoads(installation).run("key", "--dest", dest, "--file", content.toString());
 
         assertThat(rebuilt.exit()).as(rebuilt.toString()).isZero();
+        assertThat(hostState).as("the host's zxid marks").doesNotExist();
+        assertThat(hostTextfile).as("the host's metrics textfile").doesNotExist();
         assertThat(rebuilt.stdout()).contains("built " + installation.toRealPath().resolve("lib/oncegate.jsa"));
         assertThat(keyed.exit()).as(keyed.toString()).isZero();
         assertThat(loadedFromTheArchive("dev.oncegate.cli.Main")).isTrue();
