@@ -17,7 +17,7 @@ import picocli.CommandLine.Option;
 @Command(name = "authorize", mixinStandardHelpOptions = true,
         description = "Authorize one redelivery of a consumed key: writes KEY/authorizations/after-<n> for its"
                 + " consumed latest scope n, which opens scope n+1 once, for one executor.",
-        footer = {"", "Exit codes: 0 written, or an usable authorization for that scope exists already (\"created\":false,"
+        footer = {"", "Exit codes: 0 written, or a usable authorization for that scope exists already (\"created\":false,"
                 + " nothing written); 2 the key does not exist or is not consumed, or the existing after-<n> will never"
                 + " be honoured (premature or unreadable: an admin must remove it first); 13 ZooKeeper unavailable or"
                 + " this identity may not authorize (the operator role)."})

@@ -101,11 +101,6 @@ final class BacklogExporter implements AutoCloseable {
         return endpoint.url();
     }
 
-    /** The last complete scan, or null. */
-    Backlog last() {
-        return last.get();
-    }
-
     /** One scan: on success the new backlog is served; on failure nothing changes but the log. */
     private void scanOnce() {
         Instant started = clock.instant();

@@ -110,13 +110,6 @@ final class ChildCommand implements BoundaryAction {
         return exitCode;
     }
 
-    /** Whether the command was started. */
-    boolean started() {
-        synchronized (lock) {
-            return process != null;
-        }
-    }
-
     /**
      * Called from the shutdown hook: prevents a start that has not happened, or stops the
      * running process tree (SIGTERM, then SIGKILL after a grace period).

@@ -5,8 +5,8 @@ import dev.oncegate.Decision;
 import dev.oncegate.Outcome;
 
 /**
- * The exit codes of the README's "Command-line client", shared by every subcommand: {@code run} uses all of them, the
- * other commands use 0, 2 and 13.
+ * The exit codes of the README's "Command-line client", shared by every subcommand: {@code run} uses all of them;
+ * the operator and server commands use 0, 2 and 13; {@code demo} uses 0, 1, 2 and 130.
  */
 final class ExitCode {
 
@@ -24,7 +24,7 @@ final class ExitCode {
     static final int STOP_SENT = 10;
     /** Stopped: the key is consumed, status unknown (or armed by another executor). */
     static final int STOP_UNKNOWN = 11;
-    /** Stopped: another executor is active. */
+    /** Stopped: another executor is active, or this one was fenced. */
     static final int STOP_BUSY = 12;
     /** Stopped: state unavailable (fail closed), ZooKeeper unreachable included. */
     static final int STOP_UNAVAILABLE = 13;

@@ -77,15 +77,6 @@ final class ZooKeeperConnection implements AutoCloseable {
     }
 
     /**
-     * Builds and starts a client for {@code namespace} with no rollback witness, for a command
-     * that opens neither a gate nor an operator on it (the server initialising its namespace);
-     * does not wait for the connection.
-     */
-    static ZooKeeperConnection open(Settings settings, String namespace) {
-        return open(settings, namespace, null);
-    }
-
-    /**
      * Builds and starts a client for {@code namespace} whose gates and operators feed and check
      * {@code marks}; does not wait for the connection (see {@link #awaitConnected}).
      * Commands get theirs from {@link ZooKeeperOptions}.
