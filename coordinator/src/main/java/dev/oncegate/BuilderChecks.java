@@ -3,14 +3,16 @@ package dev.oncegate;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
+import java.time.Duration;
 import java.util.Objects;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 
 /**
- * What {@link Gate.Builder} and {@link Operator.Builder} check alike: a setter called once, a
- * host name fit for the records, a started client, and the host name they default to.
+ * What {@link Gate.Builder}, {@link Operator.Builder} and the methods taking durations check
+ * alike: a setter called once, a duration's lower bound, a host name fit for the records, a
+ * started client, and the host name they default to.
  *
  * <p>Stateless; thread-safe.
  */
@@ -24,6 +26,20 @@ final class BuilderChecks {
         if (current != null) {
             throw new IllegalStateException(field + ": already set");
         }
+    }
+
+    /**
+     * {@code value}, checked: not null (NullPointerException naming {@code field}) and not
+     * shorter than {@code min} (IllegalArgumentException: "must not be negative" for a minimum of
+     * zero, else "must be at least N ms").
+     */
+    static Duration atLeast(String field, Duration value, Duration min) {
+        Objects.requireNonNull(value, field);
+        if (value.compareTo(min) < 0) {
+            throw new IllegalArgumentException(field + ": must " + (min.isZero() ? "not be negative"
+                    : "be at least " + min.toMillis() + " ms") + ", got " + value);
+        }
+        return value;
     }
 
     /** {@code host}, checked: 1 to 256 characters, well-formed for a record. */

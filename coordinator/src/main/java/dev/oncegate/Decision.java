@@ -37,62 +37,58 @@ public sealed interface Decision
         }
     }
 
-    /** A decision not to proceed, with its reason and evidence. */
+    /**
+     * A decision not to proceed, with its reason and evidence. Its {@link #kind()} is its
+     * record's: {@code stop_sent}, {@code stop_unknown}, {@code stop_busy} or {@code stop_unavailable}.
+     */
     sealed interface Stop extends Decision permits StopSent, StopUnknown, StopBusy, StopUnavailable {
         StopReason reason();
 
         Evidence evidence();
+
+        @Override
+        default String kind() {
+            if (this instanceof StopSent) {
+                return "stop_sent";
+            }
+            if (this instanceof StopUnknown) {
+                return "stop_unknown";
+            }
+            return this instanceof StopBusy ? "stop_busy" : "stop_unavailable";
+        }
+
+        /** The null checks every stop's constructor makes. */
+        private static void require(StopReason reason, Evidence evidence) {
+            Objects.requireNonNull(reason, "reason");
+            Objects.requireNonNull(evidence, "evidence");
+        }
     }
 
     /** The key is consumed: delivery was verified. */
     record StopSent(StopReason reason, Evidence evidence) implements Stop {
         public StopSent {
-            Objects.requireNonNull(reason, "reason");
-            Objects.requireNonNull(evidence, "evidence");
-        }
-
-        @Override
-        public String kind() {
-            return "stop_sent";
+            Stop.require(reason, evidence);
         }
     }
 
     /** The key is consumed: delivery may have happened (or someone armed the scope). */
     record StopUnknown(StopReason reason, Evidence evidence) implements Stop {
         public StopUnknown {
-            Objects.requireNonNull(reason, "reason");
-            Objects.requireNonNull(evidence, "evidence");
-        }
-
-        @Override
-        public String kind() {
-            return "stop_unknown";
+            Stop.require(reason, evidence);
         }
     }
 
     /** Another executor is active (or took this one's lease over). */
     record StopBusy(StopReason reason, Evidence evidence) implements Stop {
         public StopBusy {
-            Objects.requireNonNull(reason, "reason");
-            Objects.requireNonNull(evidence, "evidence");
-        }
-
-        @Override
-        public String kind() {
-            return "stop_busy";
+            Stop.require(reason, evidence);
         }
     }
 
     /** The state could not be established: fail closed. */
     record StopUnavailable(StopReason reason, Evidence evidence) implements Stop {
         public StopUnavailable {
-            Objects.requireNonNull(reason, "reason");
-            Objects.requireNonNull(evidence, "evidence");
-        }
-
-        @Override
-        public String kind() {
-            return "stop_unavailable";
+            Stop.require(reason, evidence);
         }
     }
 }

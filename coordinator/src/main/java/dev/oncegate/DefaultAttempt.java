@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
@@ -387,9 +388,7 @@ final class DefaultAttempt implements Attempt {
     }
 
     private Decision checkpointInContext(String name) throws InterruptedException {
-        if (name == null) {
-            throw new NullPointerException("name");
-        }
+        Objects.requireNonNull(name, "name");
         if (name.isEmpty() || name.length() > MAX_CHECKPOINT_NAME) {
             throw new IllegalArgumentException("name: a checkpoint name has 1 to " + MAX_CHECKPOINT_NAME + " characters");
         }
@@ -459,9 +458,7 @@ final class DefaultAttempt implements Attempt {
     }
 
     private Crossing crossInContext(BoundaryAction action) throws InterruptedException {
-        if (action == null) {
-            throw new NullPointerException("action");
-        }
+        Objects.requireNonNull(action, "action");
         requirePhase(Phase.PROCEEDING, "cross");
         Decision.Stop stop = connectionStop();
         if (stop == null && (gate.isClosed() || gate.client.getState() != CuratorFrameworkState.STARTED)) {

@@ -69,10 +69,7 @@ final class DefaultGate implements Gate {
     @Override
     public Attempt enter(EffectKey key, Duration wait) throws InterruptedException {
         Objects.requireNonNull(key, "key");
-        Objects.requireNonNull(wait, "wait");
-        if (wait.isNegative()) {
-            throw new IllegalArgumentException("wait: must not be negative, got " + wait);
-        }
+        BuilderChecks.atLeast("wait", wait, Duration.ZERO);
         if (closed.get()) {
             throw new IllegalStateException("gate: closed; build a new gate");
         }

@@ -493,11 +493,8 @@ final class DefaultOperator implements Operator {
 
     @Override
     public GcReport gc(Duration olderThan, boolean dryRun, Consumer<GcEntry> each) throws InterruptedException {
-        Objects.requireNonNull(olderThan, "olderThan");
+        BuilderChecks.atLeast("olderThan", olderThan, Duration.ZERO);
         Objects.requireNonNull(each, "each");
-        if (olderThan.isNegative()) {
-            throw new IllegalArgumentException("olderThan: must not be negative, got " + olderThan);
-        }
         return runInNamespace("remove consumed keys", () -> {
             Instant cutoff = ns.clock.instant().minus(olderThan);
             int[] counts = new int[3];

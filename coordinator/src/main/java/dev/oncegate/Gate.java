@@ -188,22 +188,14 @@ public interface Gate extends AutoCloseable {
          */
         public Builder leaseTtl(Duration leaseTtl) {
             once(this.leaseTtl, "leaseTtl");
-            Objects.requireNonNull(leaseTtl, "leaseTtl");
-            if (leaseTtl.compareTo(Duration.ofMillis(100)) < 0) {
-                throw new IllegalArgumentException("leaseTtl: must be at least 100 ms, got " + leaseTtl);
-            }
-            this.leaseTtl = leaseTtl;
+            this.leaseTtl = BuilderChecks.atLeast("leaseTtl", leaseTtl, Duration.ofMillis(100));
             return this;
         }
 
         /** How long {@code enter} waits for a ZooKeeper connection before failing closed; default 15 s. */
         public Builder connectTimeout(Duration connectTimeout) {
             once(this.connectTimeout, "connectTimeout");
-            Objects.requireNonNull(connectTimeout, "connectTimeout");
-            if (connectTimeout.isNegative()) {
-                throw new IllegalArgumentException("connectTimeout: must not be negative, got " + connectTimeout);
-            }
-            this.connectTimeout = connectTimeout;
+            this.connectTimeout = BuilderChecks.atLeast("connectTimeout", connectTimeout, Duration.ZERO);
             return this;
         }
 

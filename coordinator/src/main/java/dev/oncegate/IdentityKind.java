@@ -1,5 +1,7 @@
 package dev.oncegate;
 
+import java.util.Locale;
+
 /**
  * How a {@link Destination} is identified at its provider.
  *
@@ -7,19 +9,16 @@ package dev.oncegate;
  */
 public enum IdentityKind {
     /** A provider-assigned identifier (a channel id, a folder id): preferred. */
-    STABLE("stable"),
+    STABLE,
     /** An exact visible title: recorded as a weaker identity, since titles can be reused. */
-    DISPLAY_NAME("display-name");
+    DISPLAY_NAME;
 
-    private final String wireName;
-
-    IdentityKind(String wireName) {
-        this.wireName = wireName;
-    }
-
-    /** The name used in the canonical key text, JSON records and the CLI. */
+    /**
+     * The name used in the canonical key text, JSON records and the CLI: the constant's name in
+     * lower case, with '-' for '_'.
+     */
     public String wireName() {
-        return wireName;
+        return name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 
     /**
@@ -28,12 +27,7 @@ public enum IdentityKind {
      * @throws IllegalArgumentException naming the field when the text is neither
      */
     public static IdentityKind fromWireName(String text) {
-        for (IdentityKind kind : values()) {
-            if (kind.wireName.equals(text)) {
-                return kind;
-            }
-        }
-        throw new IllegalArgumentException(
+        return WireNames.parse(values(), IdentityKind::wireName, text,
                 "identity: expected 'stable' or 'display-name', got '" + text + "'");
     }
 }

@@ -1,5 +1,7 @@
 package dev.oncegate;
 
+import java.util.Locale;
+
 /**
  * The permanent result of crossing a scope's boundary.
  *
@@ -7,30 +9,19 @@ package dev.oncegate;
  */
 public enum Outcome {
     /** Delivery confirmed: the key is consumed. */
-    SENT_VERIFIED("sent_verified"),
+    SENT_VERIFIED,
     /** May have been delivered: the key is consumed for good. */
-    SEND_STATUS_UNKNOWN("send_status_unknown"),
+    SEND_STATUS_UNKNOWN,
     /** Proven not delivered: a new scope opens at once for a new executor. */
-    NOT_SENT("not_sent");
+    NOT_SENT;
 
-    private final String wireName;
-
-    Outcome(String wireName) {
-        this.wireName = wireName;
-    }
-
-    /** The name used in records, JSON and the CLI. */
+    /** The name used in records, JSON and the CLI: the constant's name in lower case (pinned by WireNamesTest). */
     public String wireName() {
-        return wireName;
+        return name().toLowerCase(Locale.ROOT);
     }
 
     /** Parses a wire name; {@code IllegalArgumentException} naming the field otherwise. */
     public static Outcome fromWireName(String text) {
-        for (Outcome outcome : values()) {
-            if (outcome.wireName.equals(text)) {
-                return outcome;
-            }
-        }
-        throw new IllegalArgumentException("outcome: unknown outcome '" + text + "'");
+        return WireNames.parse(values(), Outcome::wireName, text, "outcome: unknown outcome '" + text + "'");
     }
 }

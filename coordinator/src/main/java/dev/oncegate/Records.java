@@ -24,7 +24,7 @@ import java.util.Map;
  * key             {"v":2,"provider","identity","destination","sha256","created"}
  * scope           {"v":2,"opened","at","holder":null|{task,host,pid,session,attempt,"node","expires",["over":{"cause",[task,…]}]},
  *                  ["armed":true],["reconciled":true]}
- * armed-ATTEMPT   {"v":2,"by":{actor},"token","zxid","checkpoints":[…],"at"}
+ * armed-ATTEMPT   {"v":2,"checkpoints":[…],"by":{actor},"token","zxid","at"}
  * outcome         {"v":2,"outcome","detail","by":{actor},"token","zxid","at"}
  * reconciliation  {"v":2,"outcome":"sent_verified","by","evidence","actor":{actor},"at"}
  * after-N         {"by","reason"} (zkCli), or {"v":2,"by","reason","actor":{actor},"at"} (oncegate authorize)
@@ -174,22 +174,23 @@ final class Records {
 
     static byte[] armed(KeyHistory.Armed a) {
         Map<String, Object> m = base();
-        m.put("by", actor(a.by()));
-        m.put("token", a.token().version());
-        m.put("zxid", a.token().zxid());
         m.put("checkpoints", a.checkpoints());
-        m.put("at", a.at().toString());
-        return Json.encode(m);
+        return executorWrote(m, a.by(), a.token(), a.at());
     }
 
     static byte[] outcome(KeyHistory.OutcomeRecord o) {
         Map<String, Object> m = base();
         m.put("outcome", o.outcome().wireName());
         m.put("detail", o.detail());
-        m.put("by", actor(o.by()));
-        m.put("token", o.token().version());
-        m.put("zxid", o.token().zxid());
-        m.put("at", o.at().toString());
+        return executorWrote(m, o.by(), o.token(), o.at());
+    }
+
+    /** An armed or outcome record, {@code m}, completed with who wrote it, under which token, and when. */
+    private static byte[] executorWrote(Map<String, Object> m, Actor by, FencingToken token, Instant at) {
+        m.put("by", actor(by));
+        m.put("token", token.version());
+        m.put("zxid", token.zxid());
+        m.put("at", at.toString());
         return Json.encode(m);
     }
 

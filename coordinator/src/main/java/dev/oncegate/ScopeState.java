@@ -37,12 +37,7 @@ public enum ScopeState {
 
     /** Parses a wire name; {@code IllegalArgumentException} naming the accepted ones otherwise. */
     public static ScopeState fromWireName(String text) {
-        for (ScopeState s : values()) {
-            if (s.wireName().equals(text)) {
-                return s;
-            }
-        }
-        throw new IllegalArgumentException("state: unknown state '" + text
+        return WireNames.parse(values(), ScopeState::wireName, text, "state: unknown state '" + text
                 + "' (open, leased, armed, sent_verified, send_status_unknown, not_sent)");
     }
 }

@@ -1,5 +1,7 @@
 package dev.oncegate;
 
+import java.util.Locale;
+
 /**
  * Why a contender or an executor was stopped. Each reason belongs to one {@link Decision} kind.
  *
@@ -7,56 +9,50 @@ package dev.oncegate;
  */
 public enum StopReason {
     /** The key's latest scope was delivered and verified ({@code stop_sent}). */
-    SENT_VERIFIED("sent_verified"),
+    SENT_VERIFIED,
     /** The latest scope ended {@code send_status_unknown} ({@code stop_unknown}). */
-    SEND_STATUS_UNKNOWN("send_status_unknown"),
+    SEND_STATUS_UNKNOWN,
     /** The latest scope is armed and has no outcome: someone may be delivering ({@code stop_unknown}). */
-    ARMED_WITHOUT_OUTCOME("armed_without_outcome"),
+    ARMED_WITHOUT_OUTCOME,
     /** Another executor holds the lease and the caller chose not to wait ({@code stop_busy}). */
-    EXECUTOR_ACTIVE("executor_active"),
+    EXECUTOR_ACTIVE,
     /** The caller's wait ran out while another executor was active ({@code stop_busy}). */
-    WAIT_EXPIRED("wait_expired"),
+    WAIT_EXPIRED,
     /** This executor's lease was taken over; its token no longer matches ({@code stop_busy}). */
-    FENCED("fenced"),
+    FENCED,
     /** ZooKeeper could not be reached in time ({@code stop_unavailable}). */
-    ZOOKEEPER_UNREACHABLE("zookeeper_unreachable"),
+    ZOOKEEPER_UNREACHABLE,
     /** The connection was suspended or the session lost during the attempt ({@code stop_unavailable}). */
-    CONNECTION_LOST("connection_lost"),
+    CONNECTION_LOST,
     /** A record could not be parsed, or contradicts the protocol ({@code stop_unavailable}). */
-    UNREADABLE_RECORD("unreadable_record"),
+    UNREADABLE_RECORD,
     /** ZooKeeper refused an operation for lack of permission ({@code stop_unavailable}). */
-    PERMISSION_DENIED("permission_denied"),
+    PERMISSION_DENIED,
     /** The namespace has no genesis record: run {@code oncegate init} ({@code stop_unavailable}). */
-    NAMESPACE_NOT_INITIALISED("namespace_not_initialised"),
+    NAMESPACE_NOT_INITIALISED,
     /** The namespace's genesis record changed under a running gate ({@code stop_unavailable}). */
-    NAMESPACE_REPLACED("namespace_replaced"),
+    NAMESPACE_REPLACED,
     /**
      * The ensemble is behind a zxid this process (or this host, through its state file) already
      * saw for this namespace: it was restored from an older snapshot and may have forgotten
      * outcomes ({@code stop_unavailable}). Checked at every lease write, so before any arming.
      */
-    ZOOKEEPER_ROLLED_BACK("zookeeper_rolled_back"),
+    ZOOKEEPER_ROLLED_BACK,
     /**
      * A write's result is unknown after a connection loss. During arming this counts as armed:
      * the action is never invoked ({@code stop_unavailable}).
      */
-    WRITE_RESULT_UNKNOWN("write_result_unknown"),
+    WRITE_RESULT_UNKNOWN,
     /**
      * The executor's thread was interrupted before the arming write was sent: nothing was armed
      * and the lease was released ({@code stop_unavailable}).
      */
-    INTERRUPTED("interrupted"),
+    INTERRUPTED,
     /** ZooKeeper answered with an error the protocol does not expect ({@code stop_unavailable}). */
-    ZOOKEEPER_ERROR("zookeeper_error");
+    ZOOKEEPER_ERROR;
 
-    private final String wireName;
-
-    StopReason(String wireName) {
-        this.wireName = wireName;
-    }
-
-    /** The name used in JSON, logs and metric tags. */
+    /** The name used in JSON, logs and metric tags: the constant's name in lower case (pinned by WireNamesTest). */
     public String wireName() {
-        return wireName;
+        return name().toLowerCase(Locale.ROOT);
     }
 }
