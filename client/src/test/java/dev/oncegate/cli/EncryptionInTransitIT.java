@@ -14,9 +14,8 @@ import dev.oncegate.EffectKey;
 import dev.oncegate.IdentityKind;
 import dev.oncegate.testing.TlsZooKeeper;
 import org.apache.curator.framework.CuratorFramework;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,7 +33,9 @@ class EncryptionInTransitIT {
     static final String NAMESPACE = "/oncegate";
     static final String LEDGER_LINE = CliFixture.LEDGER_LINE;
 
-    static TlsZooKeeper zk;
+    /** Started when the class's tests begin; JUnit closes it (and its keys) after the last. */
+    @AutoClose
+    static final TlsZooKeeper zk = TlsZooKeeper.start();
 
     @TempDir
     Path dir;
@@ -44,18 +45,6 @@ class EncryptionInTransitIT {
     Path ledger;
     String dest;
     EffectKey key;
-
-    @BeforeAll
-    static void startTlsOnlyServer() {
-        zk = TlsZooKeeper.start();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (zk != null) {
-            zk.close(); // and its keys
-        }
-    }
 
     @BeforeEach
     void workingDirectory() throws Exception {

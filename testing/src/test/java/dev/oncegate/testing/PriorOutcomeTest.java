@@ -1,8 +1,8 @@
 package dev.oncegate.testing;
 
-import dev.oncegate.ScopeState;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -12,11 +12,17 @@ import dev.oncegate.Decision;
 import dev.oncegate.Gate;
 import dev.oncegate.KeyHistory;
 import dev.oncegate.Outcome;
+import dev.oncegate.ScopeState;
+import dev.oncegate.StopReason;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** SPEC §9 "a prior task proven not_sent": the key is free again, in a new scope, for one executor. */
-class PriorNotSentTest {
+/**
+ * SPEC §9 "a prior sent_verified" and "a prior task proven not_sent": a prior outcome decides
+ * every later contender. After sent_verified the key is consumed for good; after a proven
+ * not_sent it is free again, in a new scope, for one executor.
+ */
+class PriorOutcomeTest {
 
     @RegisterExtension
     static final ZooKeeperExtension zk = ZooKeeperExtension.standalone();
@@ -90,5 +96,37 @@ class PriorNotSentTest {
         assertThat(zk.provider().ledger().get(0).scope()).isEqualTo(1);
         KeyHistory history = executor.gate().inspect(zk.key().key());
         assertThat(Scenarios.outcomes(history)).containsExactly("not_sent", "sent_verified");
+    }
+
+    @Test
+    void priorSentVerified_everyLaterContenderStopsSent() throws Exception {
+        // Given an effect delivered and verified by task-a
+        Worker first = zk.newWorker("task-a");
+        try (Attempt a = first.gate().enter(zk.key())) {
+            a.cross(zk.provider().verified());
+        }
+        KeyHistory before = first.gate().inspect(zk.key().key());
+
+        // When ten later contenders (other tasks, other sessions, even the same gate) enter
+        for (int i = 0; i < 10; i++) {
+            Worker w = i % 2 == 0 ? zk.newWorker("task-" + i) : first;
+            try (Attempt attempt = w.gate().enter(zk.key(), i == 9 ? Timing.scaled(2_000) : Duration.ZERO)) {
+                // Then each stops with stop_sent, resting on the outcome record of scope 0
+                assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.StopSent.class, s -> {
+                    assertThat(s.reason()).isEqualTo(StopReason.SENT_VERIFIED);
+                    assertThat(s.evidence().path()).isEqualTo(zk.keyPath() + "/0/outcome");
+                    assertThat(s.evidence().task()).isEqualTo("task-a");
+                    assertThat(s.evidence().scope()).isZero();
+                });
+            }
+        }
+
+        // and still exactly one delivery, and the records did not change
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        KeyHistory after = first.gate().inspect(zk.key().key());
+        assertThat(after.scopes()).hasSize(1);
+        assertThat(after.scopes().get(0).version()).isEqualTo(before.scopes().get(0).version());
+        assertThat(after.scopes().get(0).mzxid()).isEqualTo(before.scopes().get(0).mzxid());
+        assertThat(after.scopes().get(0).outcome()).isEqualTo(before.scopes().get(0).outcome());
     }
 }
