@@ -3,6 +3,8 @@ package dev.oncegate.bench;
 import java.io.File;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,6 +12,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
 
 import dev.oncegate.testing.Scratch;
 import org.apache.zookeeper.metrics.MetricsProviderLifeCycleException;
@@ -42,6 +45,8 @@ final class BenchServer implements AutoCloseable {
     private static final int TICK_MS = 2000;
     private static final String FORCE_SYNC = "zookeeper.forceSync";
     private static final Duration POLL = Duration.ofMillis(20);
+    private static final Pattern SERVER_THREADS = Pattern.compile(
+            "NIOServerCxnFactory|NIOWorkerThread|RequestThrottler|ProcessThread|SyncThread|SessionTracker|ConnnectionExpirer");
 
     private final Path scratch;
     private final FileTxnSnapLog files;
@@ -139,7 +144,29 @@ final class BenchServer implements AutoCloseable {
                 + values.getOrDefault("sum_node_changed_watch_count", 0L)
                 + values.getOrDefault("sum_node_children_watch_count", 0L);
         return new ServerSample(server.getLastProcessedZxid(), server.counting().counts(), watches,
-                values.getOrDefault("cnt_fsynctime", 0L), ManagementFactory.getThreadMXBean().getTotalStartedThreadCount());
+                values.getOrDefault("cnt_fsynctime", 0L), ManagementFactory.getThreadMXBean().getTotalStartedThreadCount(),
+                server.counting().operations(), serverCpuNanos(),
+                ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime());
+    }
+
+    /**
+     * CPU time of the server's threads, known by the names ZooKeeper gives them: the NIO
+     * connection factory's selector, accept and worker threads, the request throttler, the
+     * pipeline's {@code ProcessThread} (PrepRequestProcessor) and {@code SyncThread} (log, fsync,
+     * and the final processor that applies each transaction), and the session tracker. They live
+     * as long as the server, so a difference of two sums is what the server spent between them.
+     * Snapshots are not in it: ZooKeeper writes each on a thread of its own ("Snapshot Thread")
+     * that ends with it, so its CPU time is counted only in the process's total.
+     */
+    static long serverCpuNanos() {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        long sum = 0;
+        for (ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
+            if (t != null && SERVER_THREADS.matcher(t.getThreadName()).lookingAt()) {
+                sum += Math.max(0, threads.getThreadCpuTime(t.getThreadId()));
+            }
+        }
+        return sum;
     }
 
     private Map<String, Long> metricValues() {

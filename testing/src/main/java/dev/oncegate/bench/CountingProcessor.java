@@ -5,6 +5,8 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
+import org.apache.zookeeper.MultiOperationRecord;
+import org.apache.zookeeper.Op;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.server.Request;
 import org.apache.zookeeper.server.RequestProcessor;
@@ -15,6 +17,12 @@ import org.apache.zookeeper.server.RequestProcessor;
  * container deletion the server issues itself) enters the pipeline, so the counts are what the
  * server did, not what a client believes it sent.
  *
+ * <p>It also counts <em>operations</em>: a request is one, but a {@code multi} or {@code multiRead}
+ * is each of the operations it carries ({@code check}, {@code create}, {@code setData}, …), read
+ * from the request as the server itself reads it (ZooKeeper caches the decoded record, so the
+ * server does not decode it twice). A multi whose record cannot be read counts as one operation of
+ * its own type (the bench's clients send none).
+ *
  * <p>Thread-safe: the server's connection threads call {@link #processRequest} concurrently;
  * {@link #counts()} may be read from any thread.
  */
@@ -22,6 +30,7 @@ final class CountingProcessor implements RequestProcessor {
 
     private final RequestProcessor next;
     private final Map<Integer, LongAdder> byType = new ConcurrentHashMap<>();
+    private final Map<Integer, LongAdder> opsByType = new ConcurrentHashMap<>();
 
     CountingProcessor(RequestProcessor next) {
         this.next = next;
@@ -30,7 +39,21 @@ final class CountingProcessor implements RequestProcessor {
     @Override
     public void processRequest(Request request) throws RequestProcessorException {
         byType.computeIfAbsent(request.type, t -> new LongAdder()).increment();
+        countOperations(request);
         next.processRequest(request);
+    }
+
+    private void countOperations(Request request) {
+        if (request.type == ZooDefs.OpCode.multi || request.type == ZooDefs.OpCode.multiRead) {
+            MultiOperationRecord multi = request.readRequestRecordNoException(MultiOperationRecord::new);
+            if (multi != null) {
+                for (Op op : multi) {
+                    opsByType.computeIfAbsent(op.getType(), t -> new LongAdder()).increment();
+                }
+                return;
+            }
+        }
+        opsByType.computeIfAbsent(request.type, t -> new LongAdder()).increment();
     }
 
     @Override
@@ -51,6 +74,15 @@ final class CountingProcessor implements RequestProcessor {
 
     /** Requests so far, by ZooKeeper's name for the operation ({@code create}, {@code getData}, …). */
     Map<String, Long> counts() {
+        return named(byType);
+    }
+
+    /** Operations so far (a multi's each), by ZooKeeper's name for the operation. */
+    Map<String, Long> operations() {
+        return named(opsByType);
+    }
+
+    private static Map<String, Long> named(Map<Integer, LongAdder> byType) {
         Map<String, Long> counts = new TreeMap<>();
         byType.forEach((type, n) -> counts.put(Request.op2String(type), n.sum()));
         return counts;

@@ -27,17 +27,20 @@ final class MarkdownTable {
                         + " over the trials.%n%n", env.java(), env.os(), env.cpus(), env.maxHeapBytes() >> 20, env.zookeeper(),
                 env.curator(), env.fsync() ? "on" : "OFF", env.fsyncsObserved(), report.seed(), settings.trials(),
                 settings.trialSeconds(), settings.order(), env.loadAverage()));
-        md.append("| workload | arm | rate/s (min–max) | p50 ms | p99 ms | p99.9 ms | txns | requests | watches fired"
-                + " | threads | errors logged | undecided | requests by type |\n");
-        md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        md.append("| workload | arm | rate/s (min–max) | p50 ms | p99 ms | p99.9 ms | txns | requests | operations"
+                + " | server CPU µs | all CPU µs | watches fired | threads | errors logged | undecided | requests by type"
+                + " | operations by type |\n");
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (Report.WorkloadResult w : report.workloads()) {
             for (Report.ArmResult a : w.arms()) {
                 Report.Summary s = a.summary();
                 md.append(String.format(Locale.ROOT, "| %s (%s) | %s | %s (%s–%s) | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f"
-                                + " | %.2f | %.2f | %d | %s |%n", w.workload(), w.unit(), a.arm(), rate(s.perSecond().median()),
-                        rate(s.perSecond().min()), rate(s.perSecond().max()), s.p50Ms().median(), s.p99Ms().median(),
-                        s.p999Ms().median(), s.txns().median(), s.requests().median(), s.watchNotifications().median(),
-                        s.threadsCreated().median(), s.errorLogs().median(), s.undecided(), byType(s.requestsByType())));
+                                + " | %,.0f | %,.0f | %.2f | %.2f | %.2f | %d | %s | %s |%n", w.workload(), w.unit(), a.arm(),
+                        rate(s.perSecond().median()), rate(s.perSecond().min()), rate(s.perSecond().max()),
+                        s.p50Ms().median(), s.p99Ms().median(), s.p999Ms().median(), s.txns().median(),
+                        s.requests().median(), s.operations().median(), s.serverCpuMicros().median(),
+                        s.processCpuMicros().median(), s.watchNotifications().median(), s.threadsCreated().median(),
+                        s.errorLogs().median(), s.undecided(), byType(s.requestsByType()), byType(s.operationsByType())));
             }
         }
         md.append("\n| memory phase | keys | znodes/key | heap bytes/key | snapshot bytes/key | path+data bytes/key"

@@ -49,9 +49,15 @@ final class Ratios {
                 s -> s.watchNotifications().median());
         r.cost("oncegate_error_logs_per_contended_key_16", Workload.CONTENDED_16, "oncegate", s -> s.errorLogs().median());
         r.footprint("oncegate_snapshot_bytes_per_consumed_key", "oncegate", Report.MemoryResult::snapshotBytesPerKey);
+        r.cost("oncegate_operations_per_effect", Workload.NEW_KEYS_1, "oncegate", s -> s.operations().median());
+        r.cost("oncegate_server_cpu_us_per_effect_16", Workload.NEW_KEYS_16, "oncegate", s -> s.serverCpuMicros().median());
+        r.cost("oncegate_all_cpu_us_per_effect_16", Workload.NEW_KEYS_16, "oncegate", s -> s.processCpuMicros().median());
         r.cost("naive_txns_per_effect", Workload.NEW_KEYS_1, "naive", s -> s.txns().median());
         r.cost("naive_requests_per_effect", Workload.NEW_KEYS_1, "naive", s -> s.requests().median());
         r.cost("naive_requests_per_consumed_stop", Workload.CONSUMED_16, "naive", s -> s.requests().median());
+        r.cost("naive_operations_per_effect", Workload.NEW_KEYS_1, "naive", s -> s.operations().median());
+        r.cost("naive_server_cpu_us_per_effect_16", Workload.NEW_KEYS_16, "naive", s -> s.serverCpuMicros().median());
+        r.cost("naive_all_cpu_us_per_effect_16", Workload.NEW_KEYS_16, "naive", s -> s.processCpuMicros().median());
         r.footprint("naive_heap_bytes_per_consumed_key", "naive", Report.MemoryResult::heapBytesPerKey);
         r.footprint("naive_znodes_per_consumed_key", "naive", Report.MemoryResult::znodesPerKey);
         return r;

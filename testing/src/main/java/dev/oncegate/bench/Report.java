@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -67,13 +68,17 @@ record Report(int schema, String tool, String started, double wallSeconds, long 
     }
 
     /**
-     * Costs per unit. {@code requests} excludes pings; {@code txns} counts every transaction
-     * (failed conditional writes included) by the zxid's advance; {@code threadsCreated} counts
-     * threads started in this JVM; the log counts are lines the libraries logged at WARN and
-     * ERROR (null when the run's log could not be read).
+     * Costs per unit. {@code requests} excludes pings; {@code operations} counts each operation a
+     * {@code multi} carries ({@code operationsByType} by type); {@code txns} counts every
+     * transaction (failed conditional writes included) by the zxid's advance; {@code threadsCreated}
+     * counts threads started in this JVM; {@code serverCpuMicros} is the CPU time of the server's
+     * threads and {@code processCpuMicros} of the whole JVM (server, clients, harness); the log
+     * counts are lines the libraries logged at WARN and ERROR (null when the run's log could not
+     * be read).
      */
-    record Costs(double txns, double requests, Map<String, Double> requestsByType, double watchNotifications,
-                 double fsyncs, double threadsCreated, Double warnLogs, Double errorLogs) {
+    record Costs(double txns, double requests, Map<String, Double> requestsByType, double operations,
+                 Map<String, Double> operationsByType, double watchNotifications, double fsyncs, double threadsCreated,
+                 double serverCpuMicros, double processCpuMicros, Double warnLogs, Double errorLogs) {
     }
 
     /** Median, min and max of one figure over the trials. */
@@ -91,24 +96,33 @@ record Report(int schema, String tool, String started, double wallSeconds, long 
 
     /** An arm's trials in one: medians, minima and maxima, and totals of what went wrong. */
     record Summary(Stat perSecond, Stat p50Ms, Stat p99Ms, Stat p999Ms, Stat txns, Stat requests,
-                   Map<String, Double> requestsByType, Stat watchNotifications, Stat threadsCreated, Stat fsyncs,
+                   Map<String, Double> requestsByType, Stat operations, Map<String, Double> operationsByType,
+                   Stat watchNotifications, Stat threadsCreated, Stat fsyncs, Stat serverCpuMicros, Stat processCpuMicros,
                    Stat errorLogs, long undecided, long duplicates) {
 
         static Summary of(List<Trial> trials) {
-            Map<String, Double> byType = new TreeMap<>();
-            TreeSet<String> types = new TreeSet<>();
-            trials.forEach(t -> types.addAll(t.perUnit().requestsByType().keySet()));
-            for (String type : types) {
-                byType.put(type, Stat.of(trials, t -> t.perUnit().requestsByType().getOrDefault(type, 0.0)).median());
-            }
             return new Summary(Stat.of(trials, Trial::perSecond), Stat.of(trials, t -> t.latency().p50Ms()),
                     Stat.of(trials, t -> t.latency().p99Ms()), Stat.of(trials, t -> t.latency().p999Ms()),
-                    Stat.of(trials, t -> t.perUnit().txns()), Stat.of(trials, t -> t.perUnit().requests()), byType,
+                    Stat.of(trials, t -> t.perUnit().txns()), Stat.of(trials, t -> t.perUnit().requests()),
+                    medians(trials, Costs::requestsByType), Stat.of(trials, t -> t.perUnit().operations()),
+                    medians(trials, Costs::operationsByType),
                     Stat.of(trials, t -> t.perUnit().watchNotifications()), Stat.of(trials, t -> t.perUnit().threadsCreated()),
-                    Stat.of(trials, t -> t.perUnit().fsyncs()),
+                    Stat.of(trials, t -> t.perUnit().fsyncs()), Stat.of(trials, t -> t.perUnit().serverCpuMicros()),
+                    Stat.of(trials, t -> t.perUnit().processCpuMicros()),
                     Stat.of(trials, t -> t.perUnit().errorLogs() == null ? 0 : t.perUnit().errorLogs()),
                     trials.stream().mapToLong(t -> t.verdicts().undecided()).sum(),
                     trials.stream().mapToLong(t -> t.verdicts().duplicates()).sum());
+        }
+
+        /** The median of each type's figure over the trials (0 in a trial without it). */
+        private static Map<String, Double> medians(List<Trial> trials, Function<Costs, Map<String, Double>> byType) {
+            Map<String, Double> medians = new TreeMap<>();
+            TreeSet<String> types = new TreeSet<>();
+            trials.forEach(t -> types.addAll(byType.apply(t.perUnit()).keySet()));
+            for (String type : types) {
+                medians.put(type, Stat.of(trials, t -> byType.apply(t.perUnit()).getOrDefault(type, 0.0)).median());
+            }
+            return medians;
         }
     }
 

@@ -12,27 +12,43 @@ import java.util.TreeMap;
  * @param watchesFired   watch notifications the server sent
  * @param fsyncs         fsyncs of the transaction log
  * @param threadsStarted threads started in this JVM so far (clients and server alike)
+ * @param operations     operations by type: a request is one, a {@code multi} each operation it carries
+ * @param serverCpuNanos CPU time of the server's own long-lived threads (connections, request pipeline,
+ *                       sessions; not snapshots, which run on short-lived threads)
+ * @param processCpuNanos CPU time of this whole JVM: server, clients and the harness
  */
-record ServerSample(long zxid, Map<String, Long> requests, long watchesFired, long fsyncs, long threadsStarted) {
+record ServerSample(long zxid, Map<String, Long> requests, long watchesFired, long fsyncs, long threadsStarted,
+                    Map<String, Long> operations, long serverCpuNanos, long processCpuNanos) {
 
     /** Operations that are not work: keep-alives. */
     static final String PING = "ping";
 
     ServerSample {
         requests = Map.copyOf(requests);
+        operations = Map.copyOf(operations);
     }
 
     /** What happened between {@code earlier} and this sample. */
     ServerSample minus(ServerSample earlier) {
+        return new ServerSample(zxid - earlier.zxid, minus(requests, earlier.requests), watchesFired - earlier.watchesFired,
+                fsyncs - earlier.fsyncs, threadsStarted - earlier.threadsStarted, minus(operations, earlier.operations),
+                serverCpuNanos - earlier.serverCpuNanos, processCpuNanos - earlier.processCpuNanos);
+    }
+
+    private static Map<String, Long> minus(Map<String, Long> later, Map<String, Long> earlier) {
         Map<String, Long> delta = new TreeMap<>();
-        requests.forEach((type, n) -> {
-            long d = n - earlier.requests.getOrDefault(type, 0L);
+        later.forEach((type, n) -> {
+            long d = n - earlier.getOrDefault(type, 0L);
             if (d != 0) {
                 delta.put(type, d);
             }
         });
-        return new ServerSample(zxid - earlier.zxid, delta, watchesFired - earlier.watchesFired,
-                fsyncs - earlier.fsyncs, threadsStarted - earlier.threadsStarted);
+        return delta;
+    }
+
+    /** Operations of every type but pings. */
+    long workOperations() {
+        return operations.entrySet().stream().filter(e -> !e.getKey().equals(PING)).mapToLong(Map.Entry::getValue).sum();
     }
 
     /** Requests of every type but pings. */

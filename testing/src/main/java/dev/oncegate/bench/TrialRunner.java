@@ -160,14 +160,21 @@ record TrialRunner(BenchServer server, Fleet fleet, Keys keys, LogTally logs) {
 
     private static Report.Costs perUnit(ServerSample cost, LogTally.Counts logged, long units) {
         double u = Math.max(1, units);
-        Map<String, Double> byType = new TreeMap<>();
-        cost.requests().forEach((type, count) -> {
+        return new Report.Costs(cost.zxid() / u, cost.workRequests() / u, perUnit(cost.requests(), u),
+                cost.workOperations() / u, perUnit(cost.operations(), u), cost.watchesFired() / u,
+                cost.fsyncs() / u, cost.threadsStarted() / u, cost.serverCpuNanos() / 1000.0 / u,
+                cost.processCpuNanos() / 1000.0 / u,
+                logged == null ? null : logged.warn() / u, logged == null ? null : logged.error() / u);
+    }
+
+    /** Counts by type, pings left out, per unit. */
+    private static Map<String, Double> perUnit(Map<String, Long> byType, double units) {
+        Map<String, Double> out = new TreeMap<>();
+        byType.forEach((type, count) -> {
             if (!type.equals(ServerSample.PING)) {
-                byType.put(type, count / u);
+                out.put(type, count / units);
             }
         });
-        return new Report.Costs(cost.zxid() / u, cost.workRequests() / u, byType, cost.watchesFired() / u,
-                cost.fsyncs() / u, cost.threadsStarted() / u,
-                logged == null ? null : logged.warn() / u, logged == null ? null : logged.error() / u);
+        return out;
     }
 }

@@ -69,6 +69,11 @@ class BenchQuickRunTest {
                 for (JsonNode t : a.path("trials")) {
                     assertThat(t.path("units").asLong()).as("%s %s units", workload, a.path("arm")).isPositive();
                     assertThat(t.path("verdicts").path("duplicates").asLong()).isZero();
+                    JsonNode cost = t.path("per_unit");
+                    assertThat(cost.path("operations").asDouble()).as("%s %s: a multi counts its operations", workload,
+                            a.path("arm")).isGreaterThanOrEqualTo(cost.path("requests").asDouble());
+                    assertThat(cost.path("server_cpu_micros").asDouble()).as("%s %s server CPU", workload, a.path("arm"))
+                            .isPositive().isLessThanOrEqualTo(cost.path("process_cpu_micros").asDouble());
                 }
                 assertThat(a.path("summary").path("duplicates").asLong()).isZero();
             }
