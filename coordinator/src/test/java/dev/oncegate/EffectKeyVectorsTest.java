@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
 
@@ -118,6 +119,22 @@ class EffectKeyVectorsTest {
         assertThat(EffectKey.of(Destination.stable("slack", " general"), new byte[0])).isNotEqualTo(plain);
         assertThat(EffectKey.of(Destination.stable("slack", "General"), new byte[0])).isNotEqualTo(plain);
         assertThat(EffectKey.of(Destination.displayName("slack", "general"), new byte[0])).isNotEqualTo(plain);
+    }
+
+    @Test
+    void keyAndSha256Text_areExactly64LowerCaseHexCharacters() {
+        String good = "db8c90dd89059f7dd1bfda7322e3ca93b87c6dad345d2c15415b74e2a8e31526";
+        Destination d = Destination.stable("slack", "C024BE91L");
+        assertThat(EffectKey.requireKeyText(good)).isEqualTo(good);
+        assertThat(EffectKey.of(d, good).sha256()).isEqualTo(good);
+        for (String bad : List.of("", good.substring(1), good + "0", good.toUpperCase(Locale.ROOT),
+                good.substring(1) + "g", good.substring(1) + "/", good.substring(1) + ":", good.substring(1) + "`",
+                good.substring(1) + "\u0660", " " + good.substring(1))) {
+            assertThatThrownBy(() -> EffectKey.requireKeyText(bad)).as("key '%s'", bad)
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("key: expected 64 lower-case hex");
+            assertThatThrownBy(() -> EffectKey.of(d, bad)).as("sha256 '%s'", bad)
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("sha256: expected 64 lower-case hex");
+        }
     }
 
     @Test
