@@ -30,8 +30,10 @@ import picocli.CommandLine.ParameterException;
  * (stdout belongs to the command), and also in the {@link ResultChannel} a script asked for.
  *
  * <p>A SIGTERM/SIGINT while the command runs kills the command's process tree and waits (at
- * most {@link #SHUTDOWN_GRACE}) until the outcome ({@code send_status_unknown}) is recorded.
- * A signal before the crossing interrupts the entry, which releases any lease it took.
+ * most {@code --shutdown-grace}) until the outcome ({@code send_status_unknown}) is recorded;
+ * past the grace it exits 1 without its result line (the scope may stay armed, which reads as
+ * {@code send_status_unknown}). A signal before the crossing interrupts the entry, which releases
+ * any lease it took (exit 13 if that has not ended within the grace).
  */
 @Command(name = "run", mixinStandardHelpOptions = true,
         customSynopsis = {"oncegate run [OPTIONS] (--dest=PROVIDER:ID | --dest-name=PROVIDER:TITLE)",
@@ -57,7 +59,8 @@ import picocli.CommandLine.ParameterException;
                         + " fenced; 13 stopped: state unavailable (fail closed)."})
 final class RunCommand extends NamespaceCommand {
 
-    static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(10);
+    /** The most {@code --shutdown-grace} may be: a supervisor's stop timeout is minutes, not hours. */
+    static final Duration MAX_SHUTDOWN_GRACE = Duration.ofHours(1);
     static final String TASK_ID_ENV = "ONCEGATE_TASK_ID";
 
     @Mixin
@@ -76,6 +79,13 @@ final class RunCommand extends NamespaceCommand {
             description = "COMMAND's exit code (1..125) that proves nothing was delivered (no default). 126 and up mean"
                     + " 'not executable' or death by a signal, which never prove anything.")
     Integer notSentExit;
+
+    @Option(names = "--shutdown-grace", paramLabel = "DURATION", defaultValue = "10s", converter = Durations.class,
+            description = "After a SIGTERM/SIGINT, how long to wait for the outcome to be recorded (ZooKeeper may be"
+                    + " unreachable) before exiting 1 without a result line (default: ${DEFAULT-VALUE}; at most 1h). Keep"
+                    + " the supervisor's stop timeout above it (systemd TimeoutStopSec, Kubernetes"
+                    + " terminationGracePeriodSeconds).")
+    Duration shutdownGrace;
 
     @Option(names = "--timeout", paramLabel = "DURATION", converter = Durations.class,
             description = "Kill COMMAND's process tree after this long; the outcome is then send_status_unknown.")
@@ -133,7 +143,7 @@ final class RunCommand extends NamespaceCommand {
         Path textfile = textfile();
         RunMetrics metrics = textfile == null ? null : new RunMetrics(textfile, zookeeper.namespace(), Clock.systemUTC());
         ChildCommand action = new ChildCommand(command, notSentExit, timeout);
-        Shutdown shutdown = new Shutdown(action, Thread.currentThread());
+        Shutdown shutdown = new Shutdown(action, Thread.currentThread(), shutdownGrace);
         Runtime.getRuntime().addShutdownHook(shutdown.hook);
         Map<String, Object> result = null;
         int code = ExitCode.STOP_UNAVAILABLE;
@@ -208,6 +218,9 @@ final class RunCommand extends NamespaceCommand {
         }
         if (timeout != null && timeout.isZero()) {
             throw usage("--timeout: must be more than zero");
+        }
+        if (shutdownGrace.isZero() || shutdownGrace.compareTo(MAX_SHUTDOWN_GRACE) > 0) {
+            throw usage("--shutdown-grace: must be more than zero and at most 1h, got " + Durations.format(shutdownGrace));
         }
     }
 
@@ -303,19 +316,22 @@ final class RunCommand extends NamespaceCommand {
      * The shutdown hook and its hand-shake with the main thread. Before the crossing, a signal
      * interrupts the main thread (entering gives up and releases any lease). From the crossing
      * on, it stops the command (or prevents its start) and lets the main thread record the
-     * outcome, then exits with the run's code. Either way it waits at most {@link #SHUTDOWN_GRACE}.
+     * outcome, then exits with the run's code. Either way it waits at most {@code --shutdown-grace}
+     * for the main thread, and then exits with a code of the table (see {@link #gaveUp}).
      */
     private static final class Shutdown {
         final Thread hook;
         private final ChildCommand action;
         private final Thread main;
+        private final Duration grace;
         private final CountDownLatch finished = new CountDownLatch(1);
         private volatile boolean crossing;
         private volatile int code = ExitCode.STOP_UNAVAILABLE;
 
-        Shutdown(ChildCommand action, Thread main) {
+        Shutdown(ChildCommand action, Thread main, Duration grace) {
             this.action = action;
             this.main = main;
+            this.grace = grace;
             this.hook = new Thread(this::onSignal, "oncegate-shutdown");
         }
 
@@ -341,14 +357,34 @@ final class RunCommand extends NamespaceCommand {
             if (!crossing) {
                 main.interrupt();
             }
+            int exit;
             try {
-                if (finished.await(SHUTDOWN_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
-                    System.err.flush();
-                    Runtime.getRuntime().halt(code);
+                if (finished.await(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+                    exit = code;
+                } else {
+                    exit = gaveUp();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                exit = gaveUp();
             }
+            System.err.flush();
+            Runtime.getRuntime().halt(exit);
+        }
+
+        /**
+         * The grace ran out before the main thread finished (ZooKeeper unreachable while it
+         * records the outcome, say). Left alone, the JVM would end with the signal's 128+N, which
+         * is no code of the table. From the crossing on the records may say armed, which reads as
+         * {@code send_status_unknown}: exit 1. Before it nothing was armed: exit 13.
+         */
+        private int gaveUp() {
+            int exit = crossing ? ExitCode.SEND_STATUS_UNKNOWN : ExitCode.STOP_UNAVAILABLE;
+            System.err.println("oncegate run: gave up waiting " + Durations.format(grace) + " for the outcome to be"
+                    + " recorded after a signal; exit " + exit + (crossing
+                    ? ": the scope may stay armed, and then reads as send_status_unknown to every later run"
+                    : ": nothing was armed") + " (`oncegate inspect` shows what was recorded)");
+            return exit;
         }
     }
 }

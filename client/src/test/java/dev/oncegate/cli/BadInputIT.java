@@ -35,7 +35,9 @@ class BadInputIT extends CliFixture {
                 withOption("bad --timeout", "--timeout", "5x", "--timeout"),
                 withOption("empty --task-id", "--task-id", "", "--task-id"),
                 withOption("bad namespace", "--namespace", "oncegate", "namespace"),
-                withOption("bad --connect-timeout", "--connect-timeout", "x", "--connect-timeout"));
+                withOption("bad --connect-timeout", "--connect-timeout", "x", "--connect-timeout"),
+                withOption("zero --shutdown-grace", "--shutdown-grace", "0s", "--shutdown-grace"),
+                withOption("too long --shutdown-grace", "--shutdown-grace", "2h", "--shutdown-grace"));
         // 0 and above 125: no exit code a command chooses; 126/127: the shell could not run the command
         Stream<Arguments> notExitCodes = Stream.of("0", "256", "126", "127", "255")
                 .map(code -> withOption("--not-sent-exit " + code, "--not-sent-exit", code, "--not-sent-exit"));

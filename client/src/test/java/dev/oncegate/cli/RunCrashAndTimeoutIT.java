@@ -95,6 +95,28 @@ class RunCrashAndTimeoutIT extends CliFixture {
     }
 
     @Test
+    void sigtermWhileZooKeeperIsGone_exits1WhenTheGraceRunsOut_notTheSignalsCode() throws Exception {
+        // Given a run whose command is running (the scope is armed), and ZooKeeper gone
+        Cli.Running gate = cli.start(runArgs(STARTED_THEN_HANG, "--shutdown-grace", "1s"));
+        await().atMost(Timing.APPEAR).until(() -> Files.exists(dir.resolve("sleep.pid"))
+                && !Files.readString(dir.resolve("sleep.pid")).isBlank());
+        zk.stop();
+
+        // When it is told to stop: the outcome cannot be recorded within the grace (Curator retries for seconds)
+        gate.process().destroy(); // SIGTERM
+        Cli.Result stopped = gate.await(Timing.PROCESS);
+        zk.restart();
+
+        // Then it exits 1 (unknown: the scope stays armed), never 143, and says why
+        assertThat(stopped.exit()).as(stopped.toString()).isEqualTo(1);
+        assertThat(stopped.stderr()).contains("gave up waiting 1s for the outcome to be recorded")
+                .doesNotContain("\"decision\"");
+        Cli.Result next = run(LEDGER_LINE);
+        assertThat(next.exit()).as(next.toString()).isEqualTo(11);
+        assertThat(ledgerLines()).containsExactly("started");
+    }
+
+    @Test
     void waitForActiveExecutor_getsItsFinalDecision() throws Exception {
         Cli.Running first = cli.start(runArgs("echo started >> ledger; sleep 3; " + LEDGER_LINE));
         await().atMost(Timing.APPEAR).until(() -> ledgerLines().contains("started"));
