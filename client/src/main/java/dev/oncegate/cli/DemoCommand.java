@@ -72,7 +72,7 @@ final class DemoCommand extends Subcommand {
 
     @Override
     public Integer call() throws Exception {
-        common.namespace();
+        String namespace = common.namespace();
         if (metricsPort != null && (metricsPort < 1 || metricsPort > 65535)) {
             throw usage("--metrics-port: must be 1 to 65535, got " + metricsPort);
         }
@@ -86,7 +86,7 @@ final class DemoCommand extends Subcommand {
         ChaosRun.Config config;
         try {
             ChaosRun.Builder builder = ChaosRun.builder().workers(workers).effects(effects).contenders(contenders)
-                    .duration(duration).faultRate(faultRate).ensemble(ensemble).registry(registry);
+                    .duration(duration).faultRate(faultRate).ensemble(ensemble).registry(registry).namespace(namespace);
             if (seed != null) {
                 builder.seed(seed);
             }
@@ -169,6 +169,7 @@ final class DemoCommand extends Subcommand {
         out.put("contenders", r.contenders());
         out.put("workers", r.config().workers());
         out.put("ensemble", r.config().ensemble());
+        out.put("namespace", r.config().namespace());
         out.put("fenced_writes", r.fencedWrites());
         out.put("fail_closed", r.failClosed());
         out.put("takeovers", r.takeovers());

@@ -41,7 +41,8 @@ class DemoIT {
         Path tmp = Files.createDirectories(dir.resolve("tmp"));
         int port = freePort();
         Cli.Running running = cli(tmp).start("demo", "--workers", "3", "--effects", "8", "--contenders", "3",
-                "--duration", "8s", "--fault-rate", "1", "--seed", "42", "--metrics-port", Integer.toString(port), "--json");
+                "--duration", "8s", "--fault-rate", "1", "--seed", "42", "--metrics-port", Integer.toString(port), "--json",
+                "--namespace", "/demo-fleet");
 
         // Each worker's gate registers its meters as the run starts: wait for a complete set, not the first meter.
         String metrics = await().atMost(Timing.APPEAR).ignoreExceptions().until(() -> scrape(port),
@@ -58,6 +59,8 @@ class DemoIT {
         assertThat(json.get("outcomes").fieldNames()).toIterable().isNotEmpty();
         assertThat(json.get("faults").has("session_expiry_server")).isTrue();
         assertThat(json.get("violations")).isEmpty();
+        assertThat(json.get("namespace").asText()).as("--namespace is the one the fleet worked in").isEqualTo("/demo-fleet");
+        assertThat(metrics).as("the gates' meters are tagged with it").contains("zk_namespace=\"/demo-fleet\"");
         assertThat(metrics).contains("oncegate_zookeeper_connection").doesNotContain(json.get("seed").asText() + "\"");
         assertThat(listing(tmp)).as("temporary files left behind").isEmpty();
     }

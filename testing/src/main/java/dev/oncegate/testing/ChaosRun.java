@@ -40,7 +40,7 @@ import org.apache.curator.framework.CuratorFramework;
  */
 public final class ChaosRun {
 
-    /** The namespace a chaos run works in. */
+    /** The namespace a chaos run works in unless {@link Builder#namespace} names another. */
     public static final String NAMESPACE = "/oncegate-chaos";
 
     private final Config config;
@@ -101,11 +101,13 @@ public final class ChaosRun {
      * @param sessionTimeout the workers' session timeout
      * @param settle         how long after the faults stop survivors get to decide every effect
      * @param registry       where the workers' gates register their meters
+     * @param namespace      the namespace the run initialises and works in (on its own server)
      */
     public record Config(int workers, int effects, int contenders, Duration duration, double faultRate, long seed,
                          boolean ensemble, Duration leaseTtl, Duration sessionTimeout, Duration settle,
-                         MeterRegistry registry) {
+                         MeterRegistry registry, String namespace) {
         public Config {
+            Objects.requireNonNull(namespace, "namespace");
             positive("workers", workers);
             positive("effects", effects);
             positive("contenders", contenders);
@@ -150,6 +152,7 @@ public final class ChaosRun {
         private Duration sessionTimeout = Duration.ofSeconds(5);
         private Duration settle = Duration.ofSeconds(60);
         private MeterRegistry registry;
+        private String namespace = NAMESPACE;
 
         public Builder workers(int n) { this.workers = n; return this; }
         public Builder effects(int n) { this.effects = n; return this; }
@@ -162,11 +165,12 @@ public final class ChaosRun {
         public Builder sessionTimeout(Duration d) { this.sessionTimeout = d; return this; }
         public Builder settle(Duration d) { this.settle = d; return this; }
         public Builder registry(MeterRegistry r) { this.registry = r; return this; }
+        public Builder namespace(String ns) { this.namespace = ns; return this; }
 
         /** @throws IllegalArgumentException naming the field when a value is impossible */
         public Config build() {
             return new Config(workers, effects, contenders, duration, faultRate, seed, ensemble, leaseTtl, sessionTimeout, settle,
-                    registry != null ? registry : new SimpleMeterRegistry());
+                    registry != null ? registry : new SimpleMeterRegistry(), namespace);
         }
     }
 
@@ -226,7 +230,7 @@ public final class ChaosRun {
                     ("effect " + i + " of run " + config.seed()).getBytes(StandardCharsets.UTF_8)));
         }
         try (ChaosFixture fixture = config.ensemble() ? ChaosFixture.ensemble() : ChaosFixture.standalone()) {
-            fixture.initNamespace(NAMESPACE);
+            fixture.initNamespace(config.namespace());
             List<Worker> workers = new ArrayList<>();
             java.util.concurrent.ScheduledExecutorService pool = Executors.newScheduledThreadPool(
                     Math.min(config.effects() * config.contenders(), Math.max(16, config.workers() * 6)),
@@ -273,7 +277,7 @@ public final class ChaosRun {
                 fixture.ensureUp();
                 List<KeyHistory> histories = new ArrayList<>();
                 try (CuratorFramework client = EmbeddedZooKeeper.newClient(fixture.connectString(), config.sessionTimeout());
-                     Gate reader = Gate.builder(client).namespace(NAMESPACE).build()) {
+                     Gate reader = Gate.builder(client).namespace(config.namespace()).build()) {
                     for (EffectKey key : keys) {
                         histories.add(reader.inspect(key.key()));
                     }
@@ -446,7 +450,7 @@ public final class ChaosRun {
 
         Worker(String connectString, Config config, MeterRegistry registry, String taskId) {
             this.client = EmbeddedZooKeeper.newClient(connectString, config.sessionTimeout());
-            this.gate = Gate.builder(client).namespace(NAMESPACE).taskId(taskId).meterRegistry(registry)
+            this.gate = Gate.builder(client).namespace(config.namespace()).taskId(taskId).meterRegistry(registry)
                     .leaseTtl(config.leaseTtl()).connectTimeout(config.sessionTimeout()).build();
         }
 
