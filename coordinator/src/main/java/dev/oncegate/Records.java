@@ -9,11 +9,18 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The protocol's znode records and their JSON form (schema version 2): an encoder and a strict
- * decoder side by side for each znode kind. Every record is compact (ZooKeeper keeps each znode
- * in every server's heap); every record an executor or operator command writes carries its
- * {@link Actor} (task, host, pid, session, attempt), so a retried write recognises itself; every
- * time is an ISO-8601 instant.
+ * The protocol's znode records and their JSON form: an encoder and a strict decoder side by side
+ * for each znode kind. Every record is compact (ZooKeeper keeps each znode in every server's
+ * heap); every record an executor or operator command writes carries its {@link Actor} (task,
+ * host, pid, session, attempt), so a retried write recognises itself; every time is an ISO-8601
+ * instant.
+ *
+ * <p><b>Schema versions.</b> The records every key has (key, scope, armed, outcome) are written in
+ * version 3: version 2's fields under one-letter names (legend below), about 200 bytes less per
+ * key in every server's heap and snapshot. They are read in version 2 too, so keys written before
+ * stay readable. The genesis, reconciliations and authorizations, which operators read and write
+ * by hand, keep version 2 and its names. An oncegate older than version 3 reads a version 3
+ * record as unreadable and stops (fail closed): upgrade every worker of a namespace together.
  *
  * <p>Decoding is strict: a missing field, a wrong type or an unknown schema version throws
  * {@link UnreadableRecordException}, which stops a worker with {@code unavailable} and which
@@ -21,18 +28,59 @@ import java.util.Map;
  *
  * <pre>
  * genesis         {"v":2,"id","created",["roles":{"worker","operator","admin"}]}
- * key             {"v":2,"provider","identity","destination","sha256","created"}
- * scope           {"v":2,"opened","at","holder":null|{task,host,pid,session,attempt,"node","expires",["over":{"cause",[task,…]}]},
- *                  ["armed":true],["reconciled":true]}
- * armed-ATTEMPT   {"v":2,"checkpoints":[…],"by":{actor},"token","zxid","at"}
- * outcome         {"v":2,"outcome","detail","by":{actor},"token","zxid","at"}
- * reconciliation  {"v":2,"outcome":"sent_verified","by","evidence","actor":{actor},"at"}
- * after-N         {"by","reason"} (zkCli), or {"v":2,"by","reason","actor":{actor},"at"} (oncegate authorize)
+ * key             {"v":3,"p":provider,"i":identity,"d":destination,"s":sha256,"c":created}
+ * scope           {"v":3,"o":opened,"t":at,"h":null|{actor,"n":election node,"e":expires,["x":{"c":cause,[actor]}]},
+ *                  ["a":true (armed)],["r":true (reconciled)]}
+ * armed-ATTEMPT   {"v":3,"c":[checkpoints],"b":{actor},"k":token,"z":zxid,"t":at}
+ * outcome         {"v":3,"o":outcome,"d":detail,"b":{actor},"k":token,"z":zxid,"t":at}
+ *   actor         "t":task,"h":host,"p":pid,"s":session,"a":attempt
+ * reconciliation  {"v":2,"outcome":"sent_verified","by","evidence","actor":{task,host,pid,session,attempt},"at"}
+ * after-N         {"by","reason"} (zkCli), or {"v":2,"by","reason","actor":{…},"at"} (oncegate authorize)
  * </pre>
+ * Version 2 of the key, scope, armed and outcome records is the same with the full names
+ * ({@code provider}, …, {@code holder}, {@code node}, {@code expires}, {@code over}, {@code cause},
+ * {@code armed}, {@code reconciled}, {@code checkpoints}, {@code by}, {@code token}, …).
  */
 final class Records {
 
+    /** The schema version of the genesis, reconciliation and authorization records. */
     static final int SCHEMA = 2;
+    /** The schema version the key, scope, armed and outcome records are written in (2 is read too). */
+    static final int KEY_SCHEMA = 3;
+
+    /** A field of a key, scope, armed or outcome record: its name on the wire, and what it is. */
+    private record F(String wire, String name) {
+        static F named(String name) {
+            return new F(name, name);
+        }
+
+        static F named(String wire, String name) {
+            return new F(wire, name);
+        }
+
+        /** How an error names it: {@code 't' (at)}, or {@code 'at'} where the wire says it all. */
+        String quoted() {
+            return "'" + wire + "'" + (wire.equals(name) ? "" : " (" + name + ")");
+        }
+    }
+
+    /** The field names of the key, scope, armed and outcome records (and their actors) in one schema version. */
+    private record Names(int version, F provider, F identity, F destination, F sha256, F created, F opened, F at,
+                         F holder, F node, F expires, F over, F cause, F armed, F reconciled, F checkpoints, F by,
+                         F token, F zxid, F outcome, F detail, F task, F host, F pid, F session, F attempt) {
+    }
+
+    private static final Names V2 = new Names(2, F.named("provider"), F.named("identity"), F.named("destination"),
+            F.named("sha256"), F.named("created"), F.named("opened"), F.named("at"), F.named("holder"), F.named("node"),
+            F.named("expires"), F.named("over"), F.named("cause"), F.named("armed"), F.named("reconciled"),
+            F.named("checkpoints"), F.named("by"), F.named("token"), F.named("zxid"), F.named("outcome"),
+            F.named("detail"), F.named("task"), F.named("host"), F.named("pid"), F.named("session"), F.named("attempt"));
+    private static final Names V3 = new Names(3, F.named("p", "provider"), F.named("i", "identity"),
+            F.named("d", "destination"), F.named("s", "sha256"), F.named("c", "created"), F.named("o", "opened"),
+            F.named("t", "at"), F.named("h", "holder"), F.named("n", "node"), F.named("e", "expires"), F.named("x", "over"),
+            F.named("c", "cause"), F.named("a", "armed"), F.named("r", "reconciled"), F.named("c", "checkpoints"),
+            F.named("b", "by"), F.named("k", "token"), F.named("z", "zxid"), F.named("o", "outcome"), F.named("d", "detail"),
+            F.named("t", "task"), F.named("h", "host"), F.named("p", "pid"), F.named("s", "session"), F.named("a", "attempt"));
 
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final char[] HEX = "0123456789abcdef".toCharArray();
@@ -119,7 +167,7 @@ final class Records {
     // ---- encoding ----------------------------------------------------------------------
 
     static byte[] genesis(Genesis g) {
-        Map<String, Object> m = base();
+        Map<String, Object> m = base(SCHEMA);
         m.put("id", g.id());
         m.put("created", g.created().toString());
         if (g.roles() != null) {
@@ -133,155 +181,162 @@ final class Records {
     }
 
     static byte[] key(EffectKey key, Instant created) {
-        Map<String, Object> m = base();
-        m.put("provider", key.destination().provider());
-        m.put("identity", key.destination().identity().wireName());
-        m.put("destination", key.destination().id());
-        m.put("sha256", key.sha256());
-        m.put("created", created.toString());
+        Names n = V3;
+        Map<String, Object> m = base(n.version());
+        m.put(n.provider().wire(), key.destination().provider());
+        m.put(n.identity().wire(), key.destination().identity().wireName());
+        m.put(n.destination().wire(), key.destination().id());
+        m.put(n.sha256().wire(), key.sha256());
+        m.put(n.created().wire(), created.toString());
         return Json.encode(m);
     }
 
     static byte[] scope(Scope s) {
-        Map<String, Object> m = base();
-        m.put("opened", s.opened());
-        m.put("at", s.at().toString());
+        Names n = V3;
+        Map<String, Object> m = base(n.version());
+        m.put(n.opened().wire(), s.opened());
+        m.put(n.at().wire(), s.at().toString());
         if (s.lease() != null) {
             KeyHistory.Lease l = s.lease();
-            Map<String, Object> h = actor(l.holder());
-            h.put("node", l.electionNode().substring(l.electionNode().lastIndexOf('/') + 1));
-            h.put("expires", l.expires().toString());
+            Map<String, Object> h = actor(l.holder(), n);
+            h.put(n.node().wire(), l.electionNode().substring(l.electionNode().lastIndexOf('/') + 1));
+            h.put(n.expires().wire(), l.expires().toString());
             if (l.takeover() != null) {
                 Map<String, Object> over = new LinkedHashMap<>();
-                over.put("cause", l.takeover().cause());
+                over.put(n.cause().wire(), l.takeover().cause());
                 if (l.takeover().from() != null) {
-                    over.putAll(actor(l.takeover().from()));
+                    over.putAll(actor(l.takeover().from(), n));
                 }
-                h.put("over", over);
+                h.put(n.over().wire(), over);
             }
-            m.put("holder", h);
+            m.put(n.holder().wire(), h);
         } else {
-            m.put("holder", null);
+            m.put(n.holder().wire(), null);
         }
         if (s.armed()) {
-            m.put("armed", true);
+            m.put(n.armed().wire(), true);
         }
         if (s.reconciled()) {
-            m.put("reconciled", true);
+            m.put(n.reconciled().wire(), true);
         }
         return Json.encode(m);
     }
 
     static byte[] armed(KeyHistory.Armed a) {
-        Map<String, Object> m = base();
-        m.put("checkpoints", a.checkpoints());
-        return executorWrote(m, a.by(), a.token(), a.at());
+        Names n = V3;
+        Map<String, Object> m = base(n.version());
+        m.put(n.checkpoints().wire(), a.checkpoints());
+        return executorWrote(m, n, a.by(), a.token(), a.at());
     }
 
     static byte[] outcome(KeyHistory.OutcomeRecord o) {
-        Map<String, Object> m = base();
-        m.put("outcome", o.outcome().wireName());
-        m.put("detail", o.detail());
-        return executorWrote(m, o.by(), o.token(), o.at());
+        Names n = V3;
+        Map<String, Object> m = base(n.version());
+        m.put(n.outcome().wire(), o.outcome().wireName());
+        m.put(n.detail().wire(), o.detail());
+        return executorWrote(m, n, o.by(), o.token(), o.at());
     }
 
     /** An armed or outcome record, {@code m}, completed with who wrote it, under which token, and when. */
-    private static byte[] executorWrote(Map<String, Object> m, Actor by, FencingToken token, Instant at) {
-        m.put("by", actor(by));
-        m.put("token", token.version());
-        m.put("zxid", token.zxid());
-        m.put("at", at.toString());
+    private static byte[] executorWrote(Map<String, Object> m, Names n, Actor by, FencingToken token, Instant at) {
+        m.put(n.by().wire(), actor(by, n));
+        m.put(n.token().wire(), token.version());
+        m.put(n.zxid().wire(), token.zxid());
+        m.put(n.at().wire(), at.toString());
         return Json.encode(m);
     }
 
     static byte[] reconciliation(KeyHistory.Reconciliation r) {
-        Map<String, Object> m = base();
+        Map<String, Object> m = base(SCHEMA);
         m.put("outcome", r.outcome().wireName());
         m.put("by", r.by());
         m.put("evidence", r.evidence());
-        m.put("actor", actor(r.actor()));
+        m.put("actor", actor(r.actor(), V2));
         m.put("at", r.at().toString());
         return Json.encode(m);
     }
 
     static byte[] authorization(Authorization a) {
-        Map<String, Object> m = base();
+        Map<String, Object> m = base(SCHEMA);
         m.put("by", a.by());
         m.put("reason", a.reason());
-        m.put("actor", actor(a.actor()));
+        m.put("actor", actor(a.actor(), V2));
         m.put("at", a.at().toString());
         return Json.encode(m);
     }
 
-    private static Map<String, Object> base() {
+    private static Map<String, Object> base(int version) {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("v", SCHEMA);
+        m.put("v", version);
         return m;
     }
 
-    private static Map<String, Object> actor(Actor a) {
+    private static Map<String, Object> actor(Actor a, Names n) {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("task", a.task());
-        m.put("host", a.host());
-        m.put("pid", a.pid());
-        m.put("session", a.session());
-        m.put("attempt", a.attempt());
+        m.put(n.task().wire(), a.task());
+        m.put(n.host().wire(), a.host());
+        m.put(n.pid().wire(), a.pid());
+        m.put(n.session().wire(), a.session());
+        m.put(n.attempt().wire(), a.attempt());
         return m;
     }
 
     // ---- decoding ----------------------------------------------------------------------
 
     static Genesis decodeGenesis(String path, byte[] data) {
-        Map<String, Object> m = object(path, data);
+        Map<String, Object> m = object(path, data, SCHEMA);
         Genesis.Roles roles = null;
         if (m.get("roles") != null) {
-            Map<String, Object> r = map(path, m.get("roles"), "roles");
+            Map<String, Object> r = map(path, m.get("roles"), "'roles'");
             roles = new Genesis.Roles(string(path, r, "worker"), string(path, r, "operator"), string(path, r, "admin"));
         }
         return new Genesis(string(path, m, "id"), instant(path, m, "created"), roles);
     }
 
     static KeyHistory.KeyRecord decodeKey(String path, byte[] data) {
-        Map<String, Object> m = object(path, data);
-        return new KeyHistory.KeyRecord(string(path, m, "provider"), string(path, m, "identity"),
-                string(path, m, "destination"), string(path, m, "sha256"), instant(path, m, "created"));
+        Map<String, Object> m = object(path, data, KEY_SCHEMA);
+        Names n = names(m);
+        return new KeyHistory.KeyRecord(string(path, m, n.provider()), string(path, m, n.identity()),
+                string(path, m, n.destination()), string(path, m, n.sha256()), instant(path, m, n.created()));
     }
 
     /** A scope znode's data; its election node is rebuilt under {@code path}'s latch. */
     static Scope decodeScope(String path, byte[] data) {
-        Map<String, Object> m = object(path, data);
-        boolean armed = flag(path, m, "armed");
-        boolean reconciled = flag(path, m, "reconciled");
-        Object holder = m.get("holder");
+        Map<String, Object> m = object(path, data, KEY_SCHEMA);
+        Names n = names(m);
+        boolean armed = flag(path, m, n.armed());
+        boolean reconciled = flag(path, m, n.reconciled());
+        Object holder = m.get(n.holder().wire());
         KeyHistory.Lease lease = null;
         if (holder != null) {
-            Map<String, Object> h = map(path, holder, "holder");
-            String node = string(path, h, "node");
+            Map<String, Object> h = map(path, holder, n.holder().quoted());
+            String node = string(path, h, n.node());
             if (node.isEmpty() || node.contains("/")) {
-                throw new UnreadableRecordException(path, "field 'node' is not an election node name");
+                throw new UnreadableRecordException(path, "field " + n.node().quoted() + " is not an election node name");
             }
             KeyHistory.Takeover takeover = null;
-            if (h.get("over") != null) {
-                Map<String, Object> over = map(path, h.get("over"), "over");
-                takeover = new KeyHistory.Takeover(string(path, over, "cause"),
-                        over.containsKey("attempt") ? decodeActor(path, over) : null);
+            if (h.get(n.over().wire()) != null) {
+                Map<String, Object> over = map(path, h.get(n.over().wire()), n.over().quoted());
+                takeover = new KeyHistory.Takeover(string(path, over, n.cause()),
+                        over.containsKey(n.attempt().wire()) ? decodeActor(path, over, n) : null);
             }
-            lease = new KeyHistory.Lease(decodeActor(path, h), Layout.latch(path) + "/" + node,
-                    instant(path, h, "expires"), takeover);
-        } else if (!m.containsKey("holder")) {
-            throw new UnreadableRecordException(path, "field 'holder' is missing");
+            lease = new KeyHistory.Lease(decodeActor(path, h, n), Layout.latch(path) + "/" + node,
+                    instant(path, h, n.expires()), takeover);
+        } else if (!m.containsKey(n.holder().wire())) {
+            throw new UnreadableRecordException(path, "field " + n.holder().quoted() + " is missing");
         }
         if (armed && lease == null) {
             throw new UnreadableRecordException(path, "the scope says armed but names no holder (whose armed record?)");
         }
-        return new Scope(string(path, m, "opened"), instant(path, m, "at"), lease, armed, reconciled);
+        return new Scope(string(path, m, n.opened()), instant(path, m, n.at()), lease, armed, reconciled);
     }
 
     static KeyHistory.Armed decodeArmed(String path, byte[] data) {
-        Map<String, Object> m = object(path, data);
-        Object cps = m.get("checkpoints");
+        Map<String, Object> m = object(path, data, KEY_SCHEMA);
+        Names n = names(m);
+        Object cps = m.get(n.checkpoints().wire());
         if (!(cps instanceof List<?> list)) {
-            throw new UnreadableRecordException(path, "field 'checkpoints' is not a list");
+            throw new UnreadableRecordException(path, "field " + n.checkpoints().quoted() + " is not a list");
         }
         List<String> checkpoints = new ArrayList<>();
         for (Object o : list) {
@@ -290,25 +345,27 @@ final class Records {
             }
             checkpoints.add(s);
         }
-        return new KeyHistory.Armed(decodeActor(path, map(path, m.get("by"), "by")), token(path, m),
-                checkpoints, instant(path, m, "at"));
+        return new KeyHistory.Armed(decodeActor(path, map(path, m.get(n.by().wire()), n.by().quoted()), n),
+                token(path, m, n), checkpoints, instant(path, m, n.at()));
     }
 
     static KeyHistory.OutcomeRecord decodeOutcome(String path, byte[] data) {
-        Map<String, Object> m = object(path, data);
-        return new KeyHistory.OutcomeRecord(outcome(path, m), string(path, m, "detail"),
-                decodeActor(path, map(path, m.get("by"), "by")), token(path, m), instant(path, m, "at"));
+        Map<String, Object> m = object(path, data, KEY_SCHEMA);
+        Names n = names(m);
+        return new KeyHistory.OutcomeRecord(outcome(path, m, n.outcome()), string(path, m, n.detail()),
+                decodeActor(path, map(path, m.get(n.by().wire()), n.by().quoted()), n), token(path, m, n),
+                instant(path, m, n.at()));
     }
 
     static KeyHistory.Reconciliation decodeReconciliation(String path, byte[] data) {
-        Map<String, Object> m = object(path, data);
-        Outcome outcome = outcome(path, m);
+        Map<String, Object> m = object(path, data, SCHEMA);
+        Outcome outcome = outcome(path, m, V2.outcome());
         if (outcome != Outcome.SENT_VERIFIED) {
             throw new UnreadableRecordException(path, "a reconciliation can only say sent_verified, this one says "
                     + outcome.wireName());
         }
         return new KeyHistory.Reconciliation(outcome, string(path, m, "by"), string(path, m, "evidence"),
-                decodeActor(path, map(path, m.get("actor"), "actor")), instant(path, m, "at"));
+                decodeActor(path, map(path, m.get("actor"), "'actor'"), V2), instant(path, m, "at"));
     }
 
     /**
@@ -333,7 +390,7 @@ final class Records {
             throw new UnreadableRecordException(path, "'by' and 'reason' must name who authorized and why");
         }
         Instant at = m.containsKey("at") ? instant(path, m, "at") : null;
-        Actor actor = m.get("actor") != null ? decodeActor(path, map(path, m.get("actor"), "actor")) : null;
+        Actor actor = m.get("actor") != null ? decodeActor(path, map(path, m.get("actor"), "'actor'"), V2) : null;
         return new Authorization(by, reason, at, actor);
     }
 
@@ -346,36 +403,42 @@ final class Records {
         }
     }
 
-    private static Outcome outcome(String path, Map<String, Object> m) {
+    private static Outcome outcome(String path, Map<String, Object> m, F field) {
         try {
-            return Outcome.fromWireName(string(path, m, "outcome"));
+            return Outcome.fromWireName(string(path, m, field));
         } catch (IllegalArgumentException e) {
             throw new UnreadableRecordException(path, e.getMessage());
         }
     }
 
-    private static FencingToken token(String path, Map<String, Object> m) {
-        long version = number(path, m, "token");
+    private static FencingToken token(String path, Map<String, Object> m, Names n) {
+        long version = number(path, m, n.token());
         if (version < 0 || version > Integer.MAX_VALUE) {
-            throw new UnreadableRecordException(path, "field 'token' is out of range");
+            throw new UnreadableRecordException(path, "field " + n.token().quoted() + " is out of range");
         }
-        return new FencingToken((int) version, number(path, m, "zxid"));
+        return new FencingToken((int) version, number(path, m, n.zxid()));
     }
 
-    private static Actor decodeActor(String path, Map<String, Object> m) {
-        return new Actor(string(path, m, "task"), string(path, m, "host"), number(path, m, "pid"),
-                string(path, m, "session"), string(path, m, "attempt"));
+    private static Actor decodeActor(String path, Map<String, Object> m, Names n) {
+        return new Actor(string(path, m, n.task()), string(path, m, n.host()), number(path, m, n.pid()),
+                string(path, m, n.session()), string(path, m, n.attempt()));
     }
 
-    private static boolean flag(String path, Map<String, Object> m, String field) {
-        Object value = m.get(field);
+    private static boolean flag(String path, Map<String, Object> m, F field) {
+        Object value = m.get(field.wire());
         if (value != null && !(value instanceof Boolean)) {
-            throw new UnreadableRecordException(path, "field '" + field + "' is not a boolean");
+            throw new UnreadableRecordException(path, "field " + field.quoted() + " is not a boolean");
         }
         return Boolean.TRUE.equals(value);
     }
 
-    private static Map<String, Object> object(String path, byte[] data) {
+    /** The names of the record's version: {@link #object} let only 2 or {@link #KEY_SCHEMA} through. */
+    private static Names names(Map<String, Object> m) {
+        return Long.valueOf(V3.version()).equals(m.get("v")) ? V3 : V2;
+    }
+
+    /** The record as JSON, of schema version 2 up to {@code newest} (else unreadable, saying what to do). */
+    private static Map<String, Object> object(String path, byte[] data, int newest) {
         Map<String, Object> m;
         try {
             m = Json.decodeObject(data);
@@ -386,42 +449,52 @@ final class Records {
         if (!(v instanceof Long version)) {
             throw new UnreadableRecordException(path, "no schema version 'v'");
         }
-        if (version != SCHEMA) {
+        if (version < SCHEMA || version > newest) {
+            String reads = newest == SCHEMA ? "version " + SCHEMA : "versions " + SCHEMA + " to " + newest;
             throw new UnreadableRecordException(path, "schema version " + version + " is not understood by this"
-                    + " oncegate (it reads version " + SCHEMA + (version < SCHEMA
+                    + " oncegate (it reads " + reads + (version < SCHEMA
                     ? "; version " + version + " was written by an older pre-release: initialise a new namespace)"
                     : "); upgrade oncegate"));
         }
         return m;
     }
 
+    /** {@code value} as an object; {@code field} as an error names it, quoted: {@code 'h' (holder)}. */
     @SuppressWarnings("unchecked")
     private static Map<String, Object> map(String path, Object value, String field) {
         if (!(value instanceof Map)) {
-            throw new UnreadableRecordException(path, "field '" + field + "' is not an object");
+            throw new UnreadableRecordException(path, "field " + field + " is not an object");
         }
         return (Map<String, Object>) value;
     }
 
-    private static String string(String path, Map<String, Object> m, String field) {
-        if (!(m.get(field) instanceof String s)) {
-            throw new UnreadableRecordException(path, "field '" + field + "' is missing or not a string");
+    private static String string(String path, Map<String, Object> m, F field) {
+        if (!(m.get(field.wire()) instanceof String s)) {
+            throw new UnreadableRecordException(path, "field " + field.quoted() + " is missing or not a string");
         }
         return s;
     }
 
-    private static long number(String path, Map<String, Object> m, String field) {
-        if (!(m.get(field) instanceof Long n)) {
-            throw new UnreadableRecordException(path, "field '" + field + "' is missing or not an integer");
+    private static String string(String path, Map<String, Object> m, String field) {
+        return string(path, m, F.named(field));
+    }
+
+    private static long number(String path, Map<String, Object> m, F field) {
+        if (!(m.get(field.wire()) instanceof Long n)) {
+            throw new UnreadableRecordException(path, "field " + field.quoted() + " is missing or not an integer");
         }
         return n;
     }
 
-    private static Instant instant(String path, Map<String, Object> m, String field) {
+    private static Instant instant(String path, Map<String, Object> m, F field) {
         try {
             return Instant.parse(string(path, m, field));
         } catch (DateTimeParseException e) {
-            throw new UnreadableRecordException(path, "field '" + field + "' is not an ISO-8601 instant");
+            throw new UnreadableRecordException(path, "field " + field.quoted() + " is not an ISO-8601 instant");
         }
+    }
+
+    private static Instant instant(String path, Map<String, Object> m, String field) {
+        return instant(path, m, F.named(field));
     }
 }

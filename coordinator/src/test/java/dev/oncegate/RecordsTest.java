@@ -46,7 +46,7 @@ class RecordsTest {
             assertThat(Records.decodeScope(SCOPE, Records.scope(s))).isEqualTo(s);
         }
         // the election node is stored by name only: it lives under the scope's latch
-        assertThat(new String(Records.scope(leased), StandardCharsets.UTF_8)).contains("\"node\":\"_c_x-latch-0000000001\"")
+        assertThat(new String(Records.scope(leased), StandardCharsets.UTF_8)).contains("\"n\":\"_c_x-latch-0000000001\"")
                 .doesNotContain("/latch/");
     }
 
@@ -82,11 +82,62 @@ class RecordsTest {
     }
 
     @Test
+    void keyScopeArmedOutcome_areWrittenInSchema3_withOneLetterNames() {
+        EffectKey key = EffectKey.of(Destination.stable("slack", "C024BE91L"), utf8("report"));
+        KeyHistory.Lease lease = new KeyHistory.Lease(ACTOR, SCOPE + "/latch/_c_x-latch-0000000001", AT.plusSeconds(30), null);
+        assertThat(new String(Records.key(key, AT), StandardCharsets.UTF_8)).isEqualTo("{\"v\":3,\"p\":\"slack\","
+                + "\"i\":\"stable\",\"d\":\"C024BE91L\",\"s\":\"" + key.sha256() + "\",\"c\":\"2026-11-30T12:00:00.123Z\"}");
+        assertThat(new String(Records.scope(new Records.Scope("initial", AT, lease, true, false)), StandardCharsets.UTF_8))
+                .isEqualTo("{\"v\":3,\"o\":\"initial\",\"t\":\"2026-11-30T12:00:00.123Z\",\"h\":{\"t\":\"report-42\","
+                        + "\"h\":\"host-a\",\"p\":4242,\"s\":\"100002ce6530002\",\"a\":\"795e7ec2ce4e9760\","
+                        + "\"n\":\"_c_x-latch-0000000001\",\"e\":\"2026-11-30T12:00:30.123Z\"},\"a\":true}");
+        assertThat(new String(Records.outcome(new KeyHistory.OutcomeRecord(Outcome.SENT_VERIFIED, "receipt-1", ACTOR,
+                new FencingToken(2, 10), AT)), StandardCharsets.UTF_8)).isEqualTo("{\"v\":3,\"o\":\"sent_verified\","
+                + "\"d\":\"receipt-1\",\"b\":{\"t\":\"report-42\",\"h\":\"host-a\",\"p\":4242,\"s\":\"100002ce6530002\","
+                + "\"a\":\"795e7ec2ce4e9760\"},\"k\":2,\"z\":10,\"t\":\"2026-11-30T12:00:00.123Z\"}");
+        // the operator-facing records keep schema 2 and its names
+        assertThat(new String(Records.authorization(new Records.Authorization("alice", "resend", AT, ACTOR)),
+                StandardCharsets.UTF_8)).startsWith("{\"v\":2,\"by\":\"alice\",\"reason\":\"resend\",\"actor\":{\"task\":");
+    }
+
+    @Test
+    void recordsWrittenInSchema2_stillRead_asTheSameValues() {
+        String actor = "{\"task\":\"report-42\",\"host\":\"host-a\",\"pid\":4242,\"session\":\"100002ce6530002\","
+                + "\"attempt\":\"795e7ec2ce4e9760\"}";
+        String sha = "f".repeat(64);
+        assertThat(Records.decodeKey("/k", utf8("{\"v\":2,\"provider\":\"slack\",\"identity\":\"stable\","
+                + "\"destination\":\"C024BE91L\",\"sha256\":\"" + sha + "\",\"created\":\"2026-11-30T12:00:00.123Z\"}")))
+                .isEqualTo(new KeyHistory.KeyRecord("slack", "stable", "C024BE91L", sha, AT));
+        KeyHistory.Lease lease = new KeyHistory.Lease(ACTOR, SCOPE + "/latch/_c_x-latch-0000000001", AT.plusSeconds(30),
+                new KeyHistory.Takeover("lapsed", new Actor("old", "host-b", 7, "1", "0011223344556677")));
+        assertThat(Records.decodeScope(SCOPE, utf8("{\"v\":2,\"opened\":\"initial\",\"at\":\"2026-11-30T12:00:00.123Z\","
+                + "\"holder\":{\"task\":\"report-42\",\"host\":\"host-a\",\"pid\":4242,\"session\":\"100002ce6530002\","
+                + "\"attempt\":\"795e7ec2ce4e9760\",\"node\":\"_c_x-latch-0000000001\",\"expires\":\"2026-11-30T12:00:30.123Z\","
+                + "\"over\":{\"cause\":\"lapsed\",\"task\":\"old\",\"host\":\"host-b\",\"pid\":7,\"session\":\"1\","
+                + "\"attempt\":\"0011223344556677\"}},\"armed\":true}")))
+                .isEqualTo(new Records.Scope("initial", AT, lease, true, false));
+        assertThat(Records.decodeArmed("/a", utf8("{\"v\":2,\"by\":" + actor + ",\"token\":3,\"zxid\":77,"
+                + "\"checkpoints\":[\"picker-open\"],\"at\":\"2026-11-30T12:00:00.123Z\"}")))
+                .isEqualTo(new KeyHistory.Armed(ACTOR, new FencingToken(3, 77), List.of("picker-open"), AT));
+        assertThat(Records.decodeOutcome("/o", utf8("{\"v\":2,\"outcome\":\"send_status_unknown\",\"detail\":\"timeout\","
+                + "\"by\":" + actor + ",\"token\":3,\"zxid\":77,\"at\":\"2026-11-30T12:00:00.123Z\"}")))
+                .isEqualTo(new KeyHistory.OutcomeRecord(Outcome.SEND_STATUS_UNKNOWN, "timeout", ACTOR, new FencingToken(3, 77), AT));
+    }
+
+    @Test
     void records_ofAnotherSchemaOrWithMissingFields_areUnreadable() {
         assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("{\"v\":1,\"opened\":\"initial\",\"at\":\"2026-01-01T00:00:00Z\",\"holder\":null}")))
                 .isInstanceOf(UnreadableRecordException.class).hasMessageContaining("schema version 1").hasMessageContaining("older pre-release");
-        assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("{\"v\":3,\"opened\":\"initial\",\"at\":\"2026-01-01T00:00:00Z\",\"holder\":null}")))
+        assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("{\"v\":4,\"o\":\"initial\",\"t\":\"2026-01-01T00:00:00Z\",\"h\":null}")))
+                .isInstanceOf(UnreadableRecordException.class).hasMessageContaining("upgrade oncegate")
+                .hasMessageContaining("versions 2 to 3");
+        assertThatThrownBy(() -> Records.decodeGenesis("/ns/genesis", utf8("{\"v\":3,\"id\":\"g\",\"created\":\"2026-01-01T00:00:00Z\"}")))
                 .isInstanceOf(UnreadableRecordException.class).hasMessageContaining("upgrade oncegate");
+        assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("{\"v\":3,\"t\":\"2026-01-01T00:00:00Z\",\"h\":null}")))
+                .isInstanceOf(UnreadableRecordException.class).hasMessageContaining("field 'o' (opened) is missing");
+        assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("{\"v\":3,\"opened\":\"initial\",\"at\":\"2026-01-01T00:00:00Z\",\"holder\":null}")))
+                .as("version 3 with version 2's names").isInstanceOf(UnreadableRecordException.class)
+                .hasMessageContaining("field 'h' (holder) is missing");
         assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("{\"v\":2,\"at\":\"2026-01-01T00:00:00Z\",\"holder\":null}")))
                 .isInstanceOf(UnreadableRecordException.class).hasMessageContaining("opened");
         assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("{\"v\":2,\"opened\":\"initial\",\"at\":\"2026-01-01T00:00:00Z\",\"holder\":null,\"armed\":true}")))
