@@ -72,7 +72,7 @@ final class DemoCommand extends Subcommand {
 
     @Override
     public Integer call() throws Exception {
-        String namespace = common.namespace();
+        common.namespace(); // bad input before anything runs; the run itself reads it again below
         if (metricsPort != null && (metricsPort < 1 || metricsPort > 65535)) {
             throw usage("--metrics-port: must be 1 to 65535, got " + metricsPort);
         }
@@ -86,7 +86,7 @@ final class DemoCommand extends Subcommand {
         ChaosRun.Config config;
         try {
             ChaosRun.Builder builder = ChaosRun.builder().workers(workers).effects(effects).contenders(contenders)
-                    .duration(duration).faultRate(faultRate).ensemble(ensemble).registry(registry).namespace(namespace);
+                    .duration(duration).faultRate(faultRate).ensemble(ensemble).registry(registry).namespace(common.namespace());
             if (seed != null) {
                 builder.seed(seed);
             }
@@ -159,6 +159,7 @@ final class DemoCommand extends Subcommand {
         Map<String, Object> out = Json.object();
         out.put("ok", r.ok());
         out.put("seed", r.seed());
+        out.put("namespace", r.config().namespace());
         out.put("effects", r.verdict().effects());
         out.put("deliveries", r.verdict().deliveries());
         out.put("duplicates", r.verdict().duplicates());
@@ -169,7 +170,6 @@ final class DemoCommand extends Subcommand {
         out.put("contenders", r.contenders());
         out.put("workers", r.config().workers());
         out.put("ensemble", r.config().ensemble());
-        out.put("namespace", r.config().namespace());
         out.put("fenced_writes", r.fencedWrites());
         out.put("fail_closed", r.failClosed());
         out.put("takeovers", r.takeovers());

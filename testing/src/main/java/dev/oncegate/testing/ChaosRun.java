@@ -165,7 +165,12 @@ public final class ChaosRun {
         public Builder sessionTimeout(Duration d) { this.sessionTimeout = d; return this; }
         public Builder settle(Duration d) { this.settle = d; return this; }
         public Builder registry(MeterRegistry r) { this.registry = r; return this; }
-        public Builder namespace(String ns) { this.namespace = ns; return this; }
+
+        /** The namespace the run initialises and works in, on its own server(s); default {@value ChaosRun#NAMESPACE}. */
+        public Builder namespace(String ns) {
+            this.namespace = ns;
+            return this;
+        }
 
         /** @throws IllegalArgumentException naming the field when a value is impossible */
         public Config build() {
