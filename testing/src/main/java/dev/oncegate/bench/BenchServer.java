@@ -45,6 +45,7 @@ final class BenchServer implements AutoCloseable {
     private static final int TICK_MS = 2000;
     private static final String FORCE_SYNC = "zookeeper.forceSync";
     private static final Duration POLL = Duration.ofMillis(20);
+    /** The names ZooKeeper gives its server threads ("Connnection", three n's, is its spelling). */
     private static final Pattern SERVER_THREADS = Pattern.compile(
             "NIOServerCxnFactory|NIOWorkerThread|RequestThrottler|ProcessThread|SyncThread|SessionTracker|ConnnectionExpirer");
 

@@ -48,11 +48,15 @@ record ServerSample(long zxid, Map<String, Long> requests, long watchesFired, lo
 
     /** Operations of every type but pings. */
     long workOperations() {
-        return operations.entrySet().stream().filter(e -> !e.getKey().equals(PING)).mapToLong(Map.Entry::getValue).sum();
+        return work(operations);
     }
 
     /** Requests of every type but pings. */
     long workRequests() {
-        return requests.entrySet().stream().filter(e -> !e.getKey().equals(PING)).mapToLong(Map.Entry::getValue).sum();
+        return work(requests);
+    }
+
+    private static long work(Map<String, Long> byType) {
+        return byType.entrySet().stream().filter(e -> !e.getKey().equals(PING)).mapToLong(Map.Entry::getValue).sum();
     }
 }
