@@ -22,12 +22,15 @@ import org.apache.zookeeper.data.Id;
  *   <tr><td>KEY/N (scope: its data is the lease)</td><td>CREATE READ WRITE</td><td>READ WRITE (reconcile)</td></tr>
  *   <tr><td>KEY/N/latch (election container)</td><td>CREATE READ DELETE</td><td>READ</td></tr>
  *   <tr><td>KEY/N/latch/* (election nodes)</td><td>READ</td><td>READ</td></tr>
- *   <tr><td>KEY/N/armed-*, outcome</td><td>READ</td><td>READ</td></tr>
+ *   <tr><td>KEY/N/armed</td><td>CREATE READ (its outcome, created with it)</td><td>READ</td></tr>
+ *   <tr><td>KEY/N/armed/outcome</td><td>READ WRITE (written once, version 0 → 1)</td><td>READ WRITE (reconcile)</td></tr>
  * </table>
  *
  * So nothing grants a worker or an operator DELETE on a parent of a record (only the election
  * container, whose children are ephemeral), WRITE on an immutable record, or CREATE under
- * {@code authorizations} (authorizations, reconciliations) to a worker. Above the namespace oncegate changes nothing (the
+ * {@code authorizations} (authorizations, reconciliations) to a worker. The armed record and its
+ * outcome are created by the arming executor with these ACLs, whoever created the scope above
+ * them, and the armed record is never empty: nobody but the admin can ever remove either. Above the namespace oncegate changes nothing (the
  * client's own ACL applies). Without roles every znode is {@code world:anyone:cdrwa}.
  *
  * <p>Immutable and thread-safe.
@@ -62,17 +65,66 @@ final class Acls {
             case KEYS, KEY -> acl(Perms.CREATE | r, r);
             case AUTHORIZATIONS -> acl(r, Perms.CREATE | r);
             case SCOPE -> acl(Perms.CREATE | r | Perms.WRITE, r | Perms.WRITE);
+            case ARMED -> acl(Perms.CREATE | r, r);
+            case OUTCOME -> acl(r | Perms.WRITE, r | Perms.WRITE);
             case LATCH -> acl(Perms.CREATE | r | Perms.DELETE, r);
         };
+    }
+
+    /**
+     * Why {@code acl}, found on {@code KEY/authorizations}, lets someone other than an operator
+     * create an authorization there (or remove one, or change the ACL), or null when it does not,
+     * or when roles are off. A worker credential can create a key, and so its
+     * {@code authorizations} znode, with any ACL it likes, before any honest contender does: a
+     * reader never honours an authorization without asking this.
+     *
+     * <p>The limit of the answer: ZooKeeper shows a reader without ADMIN permission every digest id
+     * as {@code user:x}, its password hidden, so an entry naming the operator's or the admin's user
+     * with another password looks the same as theirs. What this catches: a world, IP or unknown
+     * identity, the worker, or any entry beyond the three roles allowed to create. The admin sees
+     * the real ACLs ({@code oncegate doctor} run as the admin reports every znode whose ACL is not
+     * its role ACL; the README's "Threat model" says what remains).
+     */
+    String authorizationsWeakness(List<ACL> acl) {
+        if (roles == null) {
+            return null;
+        }
+        for (ACL entry : acl) {
+            boolean admin = is(entry, roles.admin());
+            boolean operator = is(entry, roles.operator());
+            int perms = entry.getPerms();
+            String who = entry.getId().getScheme() + ":" + entry.getId().getId();
+            if (!admin && (perms & (Perms.ADMIN | Perms.DELETE)) != 0) {
+                return who + " may change its ACL or delete what is under it";
+            }
+            if (!admin && !operator && (perms & Perms.CREATE) != 0) {
+                return who + " may create authorizations";
+            }
+        }
+        return null;
+    }
+
+    /** Whether {@code entry} names the digest identity {@code digestId}, as a reader sees it (its password maybe hidden). */
+    private static boolean is(ACL entry, String digestId) {
+        if (!"digest".equals(entry.getId().getScheme())) {
+            return false;
+        }
+        String id = entry.getId().getId();
+        return id.equals(digestId) || id.equals(digestId.substring(0, digestId.indexOf(':')) + ":x");
     }
 
     List<ACL> forPath(String ns, String path) {
         return forKind(Layout.kind(ns, path));
     }
 
+    /**
+     * The role ACL. Not {@code List.of}: ZooKeeper's {@code create} asks the list whether it
+     * contains null, which an immutable {@code List.of} answers with a NullPointerException (the
+     * path Curator's ACL provider takes, for a LeaderLatch's election node).
+     */
     private List<ACL> acl(int worker, int operator) {
-        return List.of(new ACL(Perms.ALL, new Id("digest", roles.admin())),
+        return java.util.Collections.unmodifiableList(java.util.Arrays.asList(new ACL(Perms.ALL, new Id("digest", roles.admin())),
                 new ACL(worker, new Id("digest", roles.worker())),
-                new ACL(operator, new Id("digest", roles.operator())));
+                new ACL(operator, new Id("digest", roles.operator()))));
     }
 }

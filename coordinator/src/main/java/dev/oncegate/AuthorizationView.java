@@ -13,7 +13,7 @@ import org.apache.zookeeper.data.Stat;
  * @param record   the parsed record when present, else null
  * @param version  the znode's data version (-1 when absent)
  * @param czxid    the zxid of its creation (0 when absent): an authorization created before its
- *                 scope was consumed was not an informed decision about that scope, and is never honoured
+ *                 scope was armed (consumed) was not an informed decision about that scope, and is never honoured
  * @param problem  why it cannot be read, when unreadable
  */
 record AuthorizationView(String path, int after, Presence presence, Records.Authorization record, int version,
@@ -34,16 +34,18 @@ record AuthorizationView(String path, int after, Presence presence, Records.Auth
     }
 
     /**
-     * Whether this authorization opens the scope after {@code consumed}: present, readable, and
-     * created after the scope was consumed (its czxid above the arming write's zxid, which is the
-     * scope znode's last write).
+     * Whether this authorization opens the scope after {@code consumed}: present, readable, for
+     * exactly that scope, which is consumed, and created after the scope was armed (its czxid above
+     * the armed record's, an immutable record's zxid: nothing a worker can write moves it). Whether
+     * only operators could create it is checked apart, on the {@code authorizations} znode's ACL.
      */
     boolean honours(ScopeView consumed) {
-        return honours(consumed.scope(), consumed.state(), consumed.mzxid());
+        return honours(consumed.scope(), consumed.state(), consumed.armedZxid());
     }
 
-    /** {@link #honours(ScopeView)} for scope {@code scope} in {@code state}, last written at {@code mzxid}. */
-    boolean honours(int scope, ScopeState state, long mzxid) {
-        return presence == Presence.PRESENT && state != null && state.consumed() && scope == after && czxid > mzxid;
+    /** {@link #honours(ScopeView)} for scope {@code scope} in {@code state}, armed at {@code armedZxid} (0: unknown). */
+    boolean honours(int scope, ScopeState state, long armedZxid) {
+        return presence == Presence.PRESENT && state != null && state.consumed() && scope == after && armedZxid > 0
+                && czxid > armedZxid;
     }
 }

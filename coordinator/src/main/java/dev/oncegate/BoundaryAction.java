@@ -24,22 +24,25 @@ public interface BoundaryAction {
     /**
      * What the action is told about its crossing. Immutable and thread-safe.
      *
-     * @param key    the effect key
-     * @param scope  the scope being crossed
-     * @param token  the fencing token the scope was armed with, for a provider that can refuse a
-     *               stale executor (it remembers the largest token it has seen)
-     * @param taskId the task id of this executor
+     * @param key       the effect key
+     * @param scope     the scope being crossed
+     * @param token     the fencing token the scope was armed with, for a provider that can refuse a
+     *                  stale executor (it remembers the largest token it has seen)
+     * @param taskId    the task id of this executor
+     * @param genesisId the namespace's genesis id (its life: a re-initialised namespace has another)
+     * @param keyZxid   the zxid that created the key's znode (its incarnation: a key removed by
+     *                  retention and entered again has another)
      */
-    record Context(EffectKey key, int scope, FencingToken token, String taskId) {
+    record Context(EffectKey key, int scope, FencingToken token, String taskId, String genesisId, long keyZxid) {
 
         /**
          * The idempotency token to hand the provider with every request of this crossing (an
          * HTTP {@code Idempotency-Key} header, a client message id): the same for each retry
-         * inside this scope, different in any later scope. See {@link EffectKey#idempotencyKey}
-         * for its exact derivation.
+         * inside this scope, different in any later scope and in any later incarnation of the key.
+         * See {@link EffectKey#idempotencyKey(int, String, long)} for its exact derivation.
          */
         public String idempotencyKey() {
-            return key.idempotencyKey(scope);
+            return key.idempotencyKey(scope, genesisId, keyZxid);
         }
     }
 }

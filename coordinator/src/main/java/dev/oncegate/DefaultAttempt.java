@@ -111,6 +111,12 @@ final class DefaultAttempt implements Attempt {
     private boolean watchesSet;
     private volatile String scopePath;
     private ScopeView view;
+    /** The highest scope whose chain of custody this attempt has checked ({@link ScopeProtocol#verifyChain}). */
+    private int verifiedUpTo;
+    /** The key znode's creation zxid: with the genesis id, the identity of this incarnation of the key. */
+    private long keyZxid;
+    /** The secret the armed record commits to, revealed by the outcome; known to this executor alone. */
+    private String secret;
     private FencingToken token;
     private Records.Scope leasedScope;
     private long leaseSession;
@@ -168,6 +174,7 @@ final class DefaultAttempt implements Attempt {
                             + "): check that the ensemble is up and reachable"));
         }
         ScopeProtocol.KeyRead read = protocol.readKey(key);
+        keyZxid = read.keyZxid();
         Decision.Stop namespaceStop = gate.ns.checkGenesis(read.genesis());
         if (namespaceStop != null) {
             return namespaceStop;
@@ -181,11 +188,12 @@ final class DefaultAttempt implements Attempt {
                 ownScope = 0;
                 Records.Scope initial = new Records.Scope("initial", gate.clock.instant(), null, false, false);
                 String path = Layout.scope(keyPath, 0);
-                read = new ScopeProtocol.KeyRead(read.genesis(), true, true, new ScopeProtocol.ScopeRead(
-                        new ScopeView(0, path, initial, 0, 0, null, null, null), AuthorizationView.absent(
-                        Layout.authorization(keyPath, 0), 0), true));
+                read = new ScopeProtocol.KeyRead(read.genesis(), true, true, 0, new ScopeProtocol.ScopeRead(
+                        ScopeView.created(0, path, initial, 0), AuthorizationView.absent(Layout.authorization(keyPath, 0), 0),
+                        true));
             } else if (tries < 3) {
                 read = protocol.readKey(key); // a racing contender created it: read what it wrote
+                keyZxid = read.keyZxid();
             } else {
                 throw new UnreadableRecordException(keyPath, "the key keeps disappearing right after it is created");
             }
@@ -197,7 +205,17 @@ final class DefaultAttempt implements Attempt {
         long readAtEvents = eventCount();
         long readAtLatchEvents = latchEventCount();
         boolean watchedRead = false;
+        // However the rules wait, a contender never loops past this: a caller's deadline, or the two lease
+        // TTLs an open scope may need for its election, and one more.
+        Instant giveUp = max(deadline, gate.clock.instant().plus(gate.leaseTtl.multipliedBy(3)));
         while (true) {
+            if (Thread.interrupted()) {
+                throw new InterruptedException("interrupted while contending for key " + key.key() + ": nothing was armed");
+            }
+            if (!gate.clock.instant().isBefore(giveUp)) {
+                return new Decision.StopBusy(StopReason.WAIT_EXPIRED, Evidence.of(scopePath != null ? scopePath : keyPath,
+                        n, "no decision on scope " + n + " before " + giveUp + ": this contender gave up; enter again"));
+            }
             long seenEvents = eventCount();
             Throwable error = takeBackgroundError();
             if (error != null) {
@@ -224,8 +242,9 @@ final class DefaultAttempt implements Attempt {
                 readAtLatchEvents = latchEventCount();
                 watchedRead = watchesSet;
                 if (watchesSet) {
-                    view = protocol.readScope(keyPath, n, watcher);
-                    authorization = view.state().consumed() ? protocol.readAuthorization(keyPath, n) : null;
+                    ScopeProtocol.ScopeRead watchedOnce = protocol.readScope(keyPath, n, watcher);
+                    view = watchedOnce.view();
+                    authorization = view.state().consumed() ? watchedOnce.authorization() : null;
                 } else {
                     ScopeProtocol.ScopeRead once = protocol.readScopeOnce(keyPath, n);
                     view = once.view();
@@ -237,6 +256,10 @@ final class DefaultAttempt implements Attempt {
                 }
             }
             scopePath = view.path();
+            if (view.scope() > verifiedUpTo) {
+                protocol.verifyChain(keyPath, view); // once per scope: records never change once written
+                verifiedUpTo = view.scope();
+            }
             if (watchesSet) {
                 watched.add(scopePath);
                 watched.add(Layout.outcome(scopePath));
@@ -269,6 +292,14 @@ final class DefaultAttempt implements Attempt {
             } else if (step instanceof ContentionRules.Advance) {
                 n++; // the not_sent outcome's multi created scope n+1 with it
             } else if (step instanceof ContentionRules.OpenAuthorized open) {
+                String weakness = protocol.authorizationsWeakness(keyPath);
+                if (weakness != null) {
+                    return new Decision.StopUnavailable(StopReason.UNREADABLE_RECORD, Evidence.of(
+                            Layout.authorizations(keyPath), n, "the redelivery authorization " + open.authorization().path()
+                                    + " is under an authorizations znode where not only operators may create (" + weakness
+                                    + "): it proves no operator's decision; an admin must repair the key's ACLs"
+                                    + " (`oncegate acl`) and an operator authorize again"));
+                }
                 ScopeProtocol.Opening opening = protocol.openAuthorizedScope(keyPath, view, open.authorization());
                 if (opening != ScopeProtocol.Opening.CHANGED) {
                     LOG.info("redelivery authorized by {} ({}): scope {} {}", open.authorization().record().by(),
@@ -316,6 +347,10 @@ final class DefaultAttempt implements Attempt {
         return a.isBefore(b) ? a : b;
     }
 
+    private static Instant max(Instant a, Instant b) {
+        return a.isAfter(b) ? a : b;
+    }
+
     /**
      * Transition CONTENDING → PROCEEDING: {@code multi(check electionNode, setData(scope, our lease,
      * version))}. Returns the proceed (or a rollback stop), or null when the CAS lost.
@@ -332,6 +367,9 @@ final class DefaultAttempt implements Attempt {
             return null;
         }
         token = write.token();
+        if (keyZxid == 0 && view.scope() == 0) {
+            keyZxid = write.czxid(); // this contender created the key: scope 0 was created in the same multi
+        }
         leasedScope = leased;
         leaseSession = session;
         leaseNode = electionNode;
@@ -478,8 +516,10 @@ final class DefaultAttempt implements Attempt {
         if (stop == null) {
             Records.Scope armedScope = leasedScope.armedNow();
             KeyHistory.Armed armed = new KeyHistory.Armed(leasedScope.lease().holder(), token, checkpoints, gate.clock.instant());
+            secret = Records.newSecret();
             try {
-                arming = protocol.arm(scopePath, token, leaseNode, gate.ns.genesisId(), armedScope, armed, armReplyBound());
+                arming = protocol.arm(scopePath, token, leaseNode, gate.ns.genesisId(), armedScope, armed, secret,
+                        armReplyBound());
                 stop = armingStop(arming);
             } catch (Exception e) {
                 stop = e instanceof KeeperException.ConnectionLossException || e instanceof CuratorConnectionLossException
@@ -499,8 +539,9 @@ final class DefaultAttempt implements Attempt {
         } else {
             LOG.debug("armed with token {}; invoking the action", token);
         }
-        return invokeAndRecord(action, arming.armedVersion(), arming.interrupted());
+        return invokeAndRecord(action, arming.interrupted());
     }
+
 
     /** How long the arming write may wait for its reply: well past the session timeout. */
     private Duration armReplyBound() throws Exception {
@@ -527,6 +568,10 @@ final class DefaultAttempt implements Attempt {
                 yield fencedStop("arming");
             }
             case SCOPE_GONE -> scopeGone("arming");
+            case ALREADY_ARMED -> {
+                gate.metrics.fenced("arm");
+                yield fencedStop("arming, which found the scope armed already");
+            }
             case ERROR -> arming.code() == KeeperException.Code.NOAUTH
                     ? new Decision.StopUnavailable(StopReason.PERMISSION_DENIED, Evidence.of(scopePath, view.scope(),
                     "ZooKeeper refused the arming write (NoAuth); nothing was armed"))
@@ -539,7 +584,7 @@ final class DefaultAttempt implements Attempt {
      * The action, exactly once (or never, when interrupted while arming), then the outcome multi.
      * Recorded even when interrupted: the outcome matters more than a prompt return.
      */
-    private Crossing invokeAndRecord(BoundaryAction action, int armedVersion, boolean interruptedWhileArming) {
+    private Crossing invokeAndRecord(BoundaryAction action, boolean interruptedWhileArming) {
         Instant started = gate.clock.instant();
         Outcome outcome;
         String detail;
@@ -550,7 +595,8 @@ final class DefaultAttempt implements Attempt {
             detail = "the executor's thread was interrupted while arming: the action was never invoked";
         } else {
             try {
-                ActionResult result = action.deliver(new BoundaryAction.Context(key, view.scope(), token, gate.taskId));
+                ActionResult result = action.deliver(new BoundaryAction.Context(key, view.scope(), token, gate.taskId,
+                        gate.ns.genesisId(), keyZxid));
                 if (result == null) {
                     outcome = Outcome.SEND_STATUS_UNKNOWN;
                     detail = "the action returned null instead of an ActionResult";
@@ -576,20 +622,21 @@ final class DefaultAttempt implements Attempt {
         KeyHistory.OutcomeRecord record = Records.outcomeRecord(outcome, detail, actor(leaseSession), token,
                 gate.clock.instant());
         try {
-            ScopeProtocol.OutcomeWrite write = protocol.recordOutcome(keyPath, view.scope(), armedVersion,
-                    Layout.armed(scopePath, attemptId), record);
+            ScopeProtocol.OutcomeWrite write = protocol.recordOutcome(keyPath, view.scope(), leaseNode, record, secret);
             recorded = write == ScopeProtocol.OutcomeWrite.RECORDED;
             switch (write) {
                 case RECORDED -> { }
-                case ANOTHER_OUTCOME -> LOG.error("another outcome is already recorded for this scope; ours ({}) was not"
-                        + " written", outcome.wireName());
-                case ARMED_RECORD_GONE, SCOPE_CHANGED -> {
+                case ANOTHER_OUTCOME -> {
                     gate.metrics.fenced("outcome");
-                    LOG.error("outcome {} NOT recorded: {} since this executor armed it; an operator must check the key"
-                                    + " (`oncegate inspect`)", outcome.wireName(),
-                            write == ScopeProtocol.OutcomeWrite.ARMED_RECORD_GONE
-                                    ? "its armed record is gone (the key was deleted, maybe recreated)"
-                                    : "the scope znode was rewritten");
+                    LOG.error("another outcome is already recorded for this scope (an operator's reconciliation, or a"
+                            + " forged one); ours ({}) was not written: an operator must check the key (`oncegate inspect`)",
+                            outcome.wireName());
+                }
+                case ARMED_RECORD_GONE -> {
+                    gate.metrics.fenced("outcome");
+                    LOG.error("outcome {} NOT recorded: its armed record is gone since this executor armed it (the key"
+                            + " was deleted, maybe recreated); an operator must check the key (`oncegate inspect`)",
+                            outcome.wireName());
                 }
             }
         } catch (Exception e) {
@@ -651,11 +698,11 @@ final class DefaultAttempt implements Attempt {
             };
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            return new Decision.StopBusy(StopReason.FENCED, Evidence.of(scopePath, view.scope(),
+                    "fenced during " + during + ": token " + token + " was superseded"));
         } catch (Exception e) {
-            LOG.warn("could not read the scope after being fenced: {}", e.toString());
+            return failClosed(e, scopePath); // fenced, and what superseded it cannot be read: fail closed on it
         }
-        return new Decision.StopBusy(StopReason.FENCED, Evidence.of(scopePath, view.scope(),
-                "fenced during " + during + ": token " + token + " was superseded"));
     }
 
     /** Maps any failure to reach or understand ZooKeeper to {@code stop_unavailable}. */

@@ -33,7 +33,12 @@ final class DefaultOperator implements Operator {
     static final String REPAIR_AUTHORIZATION = "an admin removes it (zkCli `delete PATH`) and an operator authorizes"
             + " again (`oncegate authorize`); until then contenders stop on it (fail closed) when it is for the latest scope";
     static final String REPAIR_FOREIGN = "oncegate did not write this znode and ignores it; find out who did";
+    static final String REPAIR_FORGED_SCOPE = "contenders stop on this key: establish who created the scope (the worker"
+            + " credential may create it; see the README's 'Threat model'), what was delivered, then have an admin remove"
+            + " the scopes above the last legitimate one and, if a delivery is due, an operator authorize it";
     private static final int RECONCILE_RETRIES = 5;
+    /** How far a record's own time may be from the server's time of its znode before retention keeps it. */
+    static final Duration RECORD_CLOCK_BOUND = Duration.ofMinutes(10);
 
     private final NamespaceState ns;
     private final String host;
@@ -67,7 +72,7 @@ final class DefaultOperator implements Operator {
         } catch (KeeperException.NoNodeException e) {
             return new KeyHistory(key, keyPath, false, null, List.of(), List.of(), List.of(),
                     "No contender has entered this key: a new attempt would create it and proceed as the executor of scope 0.",
-                    null);
+                    null, ns.genesisId(), 0);
         }
         ns.observed(keyStat.getMzxid());
         List<KeyHistory.Unreadable> unreadable = new ArrayList<>();
@@ -85,7 +90,7 @@ final class DefaultOperator implements Operator {
                         "an unexpected znode under the key", REPAIR_FOREIGN));
             }
         }
-        List<KeyHistory.Scope> scopes = new ArrayList<>();
+        List<ScopeStory> stories = new ArrayList<>();
         int last = numbers.isEmpty() ? -1 : numbers.last();
         for (int n = 0; n <= last; n++) {
             if (!numbers.contains(n)) {
@@ -93,25 +98,33 @@ final class DefaultOperator implements Operator {
                         "scope " + n + " is missing below scope " + last, REPAIR_RECORD));
                 continue;
             }
-            scopes.add(readScope(keyPath, n, unreadable));
+            stories.add(readScope(keyPath, n, unreadable));
         }
         if (last < 0) {
             unreadable.add(new KeyHistory.Unreadable(Layout.scope(keyPath, 0), new byte[0], "the key has no scope 0",
                     REPAIR_RECORD));
         }
-        List<KeyHistory.Authorization> authorizations = new ArrayList<>();
-        if (authorizationsZnode) {
-            readAuthorizations(keyPath, scopes, authorizations, unreadable);
-        } else {
+        List<AuthorizationRecord> authorizationRecords = authorizationsZnode ? readAuthorizations(keyPath, unreadable)
+                : List.of();
+        if (!authorizationsZnode) {
             unreadable.add(new KeyHistory.Unreadable(Layout.authorizations(keyPath), new byte[0],
                     "the key has no authorizations znode", REPAIR_RECORD));
+        }
+        List<KeyHistory.Scope> scopes = checkChain(keyPath, stories, authorizationRecords, unreadable);
+        List<KeyHistory.Authorization> authorizations = new ArrayList<>();
+        for (AuthorizationRecord a : authorizationRecords) {
+            KeyHistory.AuthorizationStatus status = status(a.name(), a.view(), scopes);
+            Records.Authorization r = a.view().record();
+            authorizations.add(new KeyHistory.Authorization(a.name(), a.view().path(), a.view().after(), status,
+                    r == null ? null : r.by(), r == null ? null : r.reason(), a.created(), r == null ? null : r.actor(),
+                    status == KeyHistory.AuthorizationStatus.USED ? a.view().after() + 1 : -1));
         }
         KeyHistory.Scope latest = scopes.isEmpty() ? null : scopes.get(scopes.size() - 1);
         String command = latest != null && latest.state() != null && latest.state().consumed()
                 ? "create " + Layout.authorization(keyPath, latest.scope()) + " '{\"by\":\"<you>\",\"reason\":\"<why>\"}'"
                 : null;
         return new KeyHistory(key, keyPath, true, record, scopes, authorizations, unreadable,
-                nextAttempt(latest, last, authorizations, unreadable), command);
+                nextAttempt(latest, last, authorizations, unreadable), command, ns.genesisId(), keyStat.getCzxid());
     }
 
     /**
@@ -128,7 +141,15 @@ final class DefaultOperator implements Operator {
         }
     }
 
-    private KeyHistory.Scope readScope(String keyPath, int n, List<KeyHistory.Unreadable> unreadable) throws Exception {
+    /**
+     * One scope as the operator read it: its story so far, and the view {@link Custody} judged
+     * (null when a record could not be read or contradicts the protocol).
+     */
+    private record ScopeStory(KeyHistory.Scope scope, ScopeView view) {
+    }
+
+    /** One scope, znode by znode, so that each unreadable record is reported beside the rest. */
+    private ScopeStory readScope(String keyPath, int n, List<KeyHistory.Unreadable> unreadable) throws Exception {
         CuratorFramework client = ns.client;
         String scopePath = Layout.scope(keyPath, n);
         int problems = unreadable.size();
@@ -136,77 +157,85 @@ final class DefaultOperator implements Operator {
         byte[] data = client.getData().storingStatIn(stat).forPath(scopePath);
         ns.observed(stat.getMzxid());
         Records.Scope scope = decodeOrNote(Records::decodeScope, scopePath, data, unreadable);
-        List<String> armedChildren = new ArrayList<>();
-        boolean outcomeZnode = false;
-        for (String child : client.getChildren().forPath(scopePath)) {
-            if (child.startsWith(Layout.ARMED_PREFIX)) {
-                armedChildren.add(child);
-            } else if (child.equals(Layout.OUTCOME)) {
-                outcomeZnode = true;
-            } else if (!child.equals(Layout.LATCH)) {
+        List<String> children = client.getChildren().forPath(scopePath);
+        for (String child : children) {
+            if (!child.startsWith(Layout.ARMED) && !child.equals(Layout.OUTCOME) && !child.equals(Layout.LATCH)) {
                 unreadable.add(new KeyHistory.Unreadable(scopePath + "/" + child, new byte[0],
                         "an unexpected znode under the scope", REPAIR_FOREIGN));
             }
         }
-        KeyHistory.Armed armed = null;
-        String expectedArmed = scope != null && scope.armed() ? Layout.ARMED_PREFIX + scope.lease().holder().attempt() : null;
-        for (String child : armedChildren) {
-            String path = scopePath + "/" + child;
-            if (!child.equals(expectedArmed)) {
-                unreadable.add(new KeyHistory.Unreadable(path, bytes(path), expectedArmed == null
-                        ? "an armed record, but the scope does not say armed" : "an armed record of another attempt than"
-                        + " the scope's holder: two executors armed this scope?", REPAIR_RECORD));
-                continue;
-            }
-            armed = decodeOrNote(Records::decodeArmed, path, bytes(path), unreadable);
+        String armedName = null;
+        try {
+            armedName = Custody.armedChild(scopePath, scope, children);
+        } catch (UnreadableRecordException e) {
+            unreadable.add(new KeyHistory.Unreadable(e.path(), bytes(e.path(), null), e.problem(), REPAIR_RECORD));
         }
-        if (expectedArmed != null && !armedChildren.contains(expectedArmed)) {
-            unreadable.add(new KeyHistory.Unreadable(scopePath + "/" + expectedArmed, new byte[0],
-                    "the scope says armed by attempt " + scope.lease().holder().attempt() + " but that armed record is missing",
-                    REPAIR_RECORD));
-        }
-        KeyHistory.OutcomeRecord outcome = null;
-        if (outcomeZnode) {
+        Stat armedStat = new Stat();
+        Records.ArmedData armed = armedName == null ? null
+                : decodeOrNote(Records::decodeArmed, scopePath + "/" + armedName,
+                bytes(scopePath + "/" + armedName, armedStat), unreadable);
+        Stat outcomeStat = new Stat();
+        Records.OutcomeData outcome = null;
+        boolean outcomeZnode = false;
+        if (Layout.ARMED.equals(armedName)) {
             String path = Layout.outcome(scopePath);
-            byte[] bytes = bytes(path);
-            outcome = decodeOrNote(Records::decodeOutcome, path, bytes, unreadable);
-            if (outcome != null && scope != null && !scope.armed() && outcome.outcome() != Outcome.NOT_SENT) {
-                unreadable.add(new KeyHistory.Unreadable(path, bytes, "an outcome other than not_sent on a scope"
-                        + " never armed", REPAIR_RECORD));
-            }
+            byte[] bytes = bytesOrNull(path, outcomeStat);
+            outcomeZnode = bytes != null;
+            outcome = bytes == null || bytes.length == 0 ? null : decodeOrNote(Records::decodeOutcome, path, bytes, unreadable);
         }
-        KeyHistory.Reconciliation reconciliation = null;
+        Stat legacyStat = new Stat();
+        Records.OutcomeData legacy = null;
+        if (children.contains(Layout.OUTCOME)) {
+            String path = Layout.legacyOutcome(scopePath);
+            legacy = decodeOrNote(Records::decodeOutcome, path, bytes(path, legacyStat), unreadable);
+        }
         String reconciliationPath = Layout.reconciliation(keyPath, n);
+        Stat reconciliationStat = new Stat();
         byte[] reconciliationBytes = null;
         try {
-            reconciliationBytes = client.getData().forPath(reconciliationPath);
+            reconciliationBytes = client.getData().storingStatIn(reconciliationStat).forPath(reconciliationPath);
         } catch (KeeperException.NoNodeException none) {
             // the usual case
         }
-        boolean reconciliationZnode = reconciliationBytes != null;
-        if (reconciliationZnode) {
-            reconciliation = decodeOrNote(Records::decodeReconciliation, reconciliationPath, reconciliationBytes, unreadable);
+        KeyHistory.Reconciliation reconciliation = reconciliationBytes == null ? null
+                : decodeOrNote(Records::decodeReconciliation, reconciliationPath, reconciliationBytes, unreadable);
+        ScopeView view = null;
+        if (unreadable.size() == problems && scope != null) {
+            try {
+                view = Custody.judge(new Custody.Facts(n, scopePath, scope, stat, children, armed,
+                        armed == null ? null : armedStat, outcome, outcomeZnode ? outcomeStat : null, legacy,
+                        legacy == null ? null : legacyStat, reconciliation, reconciliation == null ? null : reconciliationStat),
+                        !ns.acls().on());
+            } catch (UnreadableRecordException e) {
+                unreadable.add(new KeyHistory.Unreadable(e.path(), bytes(e.path(), null), e.problem(), REPAIR_RECORD));
+            }
         }
-        if (scope != null && scope.reconciled() != reconciliationZnode) {
-            unreadable.add(new KeyHistory.Unreadable(scopePath, data, scope.reconciled()
-                    ? "the scope says reconciled but has no reconciliation record"
-                    : "a reconciliation record, but the scope does not say reconciled", REPAIR_RECORD));
-        }
-        ScopeState state = unreadable.size() > problems || scope == null ? null
-                : new ScopeView(n, scopePath, scope, stat.getVersion(), stat.getMzxid(), armed, outcome, reconciliation).state();
-        return new KeyHistory.Scope(n, scopePath, state, stat.getVersion(), stat.getMzxid(),
-                scope == null ? null : scope.opened(), scope == null ? null : scope.at(), scope == null ? null : scope.lease(),
-                armed, outcome, reconciliation);
+        Records.OutcomeData decidedBy = outcome != null ? outcome : legacy;
+        Stat decided = reconciliation != null ? reconciliationStat : outcome != null ? outcomeStat
+                : legacy != null ? legacyStat : armed != null ? armedStat : null;
+        Instant recordedAt = Instant.ofEpochMilli(decided == null ? stat.getMtime()
+                : decided == outcomeStat ? outcomeStat.getMtime() : decided.getCtime());
+        KeyHistory.OutcomeRecord executorOutcome = decidedBy instanceof Records.ExecutorOutcome e ? e.outcome() : null;
+        KeyHistory.Scope story = new KeyHistory.Scope(n, scopePath, view == null ? null : view.state(), stat.getVersion(),
+                stat.getMzxid(), scope == null ? null : scope.opened(), scope == null ? null : scope.at(),
+                scope == null ? null : scope.lease(), armed == null ? null : armed.armed(), executorOutcome, reconciliation,
+                armed == null ? 0 : armedStat.getCzxid(), recordedAt);
+        return new ScopeStory(story, view);
     }
 
-    private void readAuthorizations(String keyPath, List<KeyHistory.Scope> scopes, List<KeyHistory.Authorization> out,
-                                    List<KeyHistory.Unreadable> unreadable) throws Exception {
+    /** One record under {@code KEY/authorizations} (reconciliations aside), as read. */
+    private record AuthorizationRecord(String name, AuthorizationView view, Instant created) {
+    }
+
+    private List<AuthorizationRecord> readAuthorizations(String keyPath, List<KeyHistory.Unreadable> unreadable)
+            throws Exception {
         String authPath = Layout.authorizations(keyPath);
         List<String> names = new ArrayList<>(ns.client.getChildren().forPath(authPath));
         names.sort(null);
+        List<AuthorizationRecord> out = new ArrayList<>();
         for (String name : names) {
-            if (name.startsWith(Layout.RECONCILED_PREFIX) && Layout.scopeNumber(name.substring(Layout.RECONCILED_PREFIX.length()))
-                    < scopes.size()) {
+            if (name.startsWith(Layout.RECONCILED_PREFIX)
+                    && Layout.scopeNumber(name.substring(Layout.RECONCILED_PREFIX.length())) >= 0) {
                 continue; // a reconciliation: read with its scope
             }
             String path = authPath + "/" + name;
@@ -217,20 +246,49 @@ final class DefaultOperator implements Operator {
             } catch (KeeperException.NoNodeException gone) {
                 continue; // removed meanwhile
             }
-            int after = Layout.authorizedAfter(name);
-            AuthorizationView view;
-            try {
-                view = AuthorizationView.present(path, after, stat, Records.decodeAuthorization(path, data));
-            } catch (UnreadableRecordException e) {
-                view = AuthorizationView.unreadable(path, after, stat, e.problem());
-                unreadable.add(new KeyHistory.Unreadable(path, data, e.problem(), REPAIR_AUTHORIZATION));
+            AuthorizationView view = ScopeProtocol.authorizationView(path, Layout.authorizedAfter(name), stat, data);
+            if (view.presence() == AuthorizationView.Presence.UNREADABLE) {
+                unreadable.add(new KeyHistory.Unreadable(path, data, view.problem(), REPAIR_AUTHORIZATION));
             }
-            KeyHistory.AuthorizationStatus status = status(name, view, scopes);
-            Records.Authorization a = view.record();
-            out.add(new KeyHistory.Authorization(name, path, after, status, a == null ? null : a.by(),
-                    a == null ? null : a.reason(), Instant.ofEpochMilli(stat.getCtime()), a == null ? null : a.actor(),
-                    status == KeyHistory.AuthorizationStatus.USED ? after + 1 : -1));
+            out.add(new AuthorizationRecord(name, view, Instant.ofEpochMilli(stat.getCtime())));
         }
+        return out;
+    }
+
+    /**
+     * The scopes as their chain of custody allows ({@link Custody#requireOpened}): a scope not
+     * legitimately opened, and every scope above it, reads unreadable (null state), as a
+     * contender that met it would stop.
+     */
+    private List<KeyHistory.Scope> checkChain(String keyPath, List<ScopeStory> stories,
+                                              List<AuthorizationRecord> authorizations,
+                                              List<KeyHistory.Unreadable> unreadable) throws Exception {
+        List<KeyHistory.Scope> out = new ArrayList<>();
+        boolean broken = false;
+        for (int i = 0; i < stories.size(); i++) {
+            ScopeStory story = stories.get(i);
+            if (i > 0 && !broken) {
+                ScopeView previous = stories.get(i - 1).view();
+                ScopeView next = story.view();
+                if (previous != null && next != null) {
+                    AuthorizationView after = authorizations.stream()
+                            .filter(a -> a.name().equals(Layout.AFTER_PREFIX + previous.scope())).map(AuthorizationRecord::view)
+                            .findFirst().orElse(null);
+                    Custody.Opening opening = Custody.opening(previous, next, after);
+                    try {
+                        Custody.requireOpened(previous, next, opening, opening == Custody.Opening.AUTHORIZATION
+                                ? ns.protocol.authorizationsWeakness(keyPath) : null);
+                    } catch (UnreadableRecordException e) {
+                        unreadable.add(new KeyHistory.Unreadable(e.path(), new byte[0], e.problem(), REPAIR_FORGED_SCOPE));
+                        broken = true;
+                    }
+                }
+            }
+            KeyHistory.Scope s = story.scope();
+            out.add(broken ? new KeyHistory.Scope(s.scope(), s.path(), null, s.version(), s.mzxid(), s.opened(), s.openedAt(),
+                    s.lease(), s.armed(), s.outcome(), s.reconciliation(), s.armedZxid(), s.recordedAt()) : s);
+        }
+        return out;
     }
 
     /** What an authorization does now; see {@link KeyHistory.AuthorizationStatus}. */
@@ -250,10 +308,10 @@ final class DefaultOperator implements Operator {
         }
         KeyHistory.Scope scope = scopes.get(after);
         boolean latest = after == scopes.size() - 1;
-        if (auth.honours(scope.scope(), scope.state(), scope.mzxid())) {
+        if (auth.honours(scope.scope(), scope.state(), scope.armedZxid())) {
             return latest ? KeyHistory.AuthorizationStatus.UNUSED : KeyHistory.AuthorizationStatus.STALE;
         }
-        return latest || auth.czxid() <= scope.mzxid() ? KeyHistory.AuthorizationStatus.PREMATURE
+        return latest || scope.armedZxid() == 0 || auth.czxid() <= scope.armedZxid() ? KeyHistory.AuthorizationStatus.PREMATURE
                 : KeyHistory.AuthorizationStatus.STALE;
     }
 
@@ -306,11 +364,18 @@ final class DefaultOperator implements Operator {
         };
     }
 
-    private byte[] bytes(String path) throws Exception {
+    /** The bytes of {@code path} (its stat into {@code stat} when given); empty when it does not exist. */
+    private byte[] bytes(String path, Stat stat) throws Exception {
+        byte[] bytes = bytesOrNull(path, stat);
+        return bytes == null ? new byte[0] : bytes;
+    }
+
+    /** The bytes of {@code path} (its stat into {@code stat} when given); null when it does not exist. */
+    private byte[] bytesOrNull(String path, Stat stat) throws Exception {
         try {
-            return ns.client.getData().forPath(path);
+            return stat == null ? ns.client.getData().forPath(path) : ns.client.getData().storingStatIn(stat).forPath(path);
         } catch (KeeperException.NoNodeException e) {
-            return new byte[0];
+            return null;
         }
     }
 
@@ -356,21 +421,9 @@ final class DefaultOperator implements Operator {
         return new KeySummary(h.key(), h.path(), h.state(), h.scopes().size(), since(latest), h.record(), null, unused, 0);
     }
 
-    /** When a scope entered its state. */
+    /** When a scope entered its state, by the server's clock ({@link KeyHistory.Scope#recordedAt}). */
     private static Instant since(KeyHistory.Scope s) {
-        if (s == null) {
-            return null;
-        }
-        if (s.reconciliation() != null) {
-            return s.reconciliation().at();
-        }
-        if (s.outcome() != null) {
-            return s.outcome().at();
-        }
-        if (s.armed() != null) {
-            return s.armed().at();
-        }
-        return s.openedAt();
+        return s == null ? null : s.recordedAt();
     }
 
     /** Visits every key, bucket by bucket in order, until {@code visit} says stop. */
@@ -476,7 +529,10 @@ final class DefaultOperator implements Operator {
                     throw new IllegalArgumentException("key " + key + " scope " + n + " is sent_verified already: nothing"
                             + " to reconcile");
                 }
-                ScopeView view = ns.protocol.readScope(keyPath, n, null);
+                ScopeView view = ns.protocol.readScope(keyPath, n);
+                if (view.scope() != n || view.state() != ScopeState.ARMED && view.state() != ScopeState.SEND_STATUS_UNKNOWN) {
+                    continue; // it changed since: read again
+                }
                 KeyHistory.Reconciliation reconciliation = new KeyHistory.Reconciliation(Outcome.SENT_VERIFIED, by, evidence,
                         actor(), ns.clock.instant());
                 if (ns.protocol.reconcile(view, reconciliation)) {
@@ -496,7 +552,11 @@ final class DefaultOperator implements Operator {
         BuilderChecks.atLeast("olderThan", olderThan, Duration.ZERO);
         Objects.requireNonNull(each, "each");
         return runInNamespace("remove consumed keys", () -> {
-            Instant cutoff = ns.clock.instant().minus(olderThan);
+            // Ages are the server's: now is the creation time of a probe znode, a record's age is its znode's.
+            ScopeProtocol.Probe probe = ns.protocol.probe();
+            ns.protocol.deleteProbe(probe.path());
+            Instant serverNow = Instant.ofEpochMilli(probe.stat().getCtime());
+            Instant cutoff = serverNow.minus(olderThan);
             int[] counts = new int[3];
             walk(key -> {
                 counts[0]++;
@@ -504,12 +564,20 @@ final class DefaultOperator implements Operator {
                 KeyHistory.Scope latest = h.scopes().isEmpty() ? null : h.scopes().get(h.scopes().size() - 1);
                 ScopeState state = h.state();
                 Instant since = since(latest);
+                boolean old = since != null && since.isBefore(cutoff);
                 boolean terminal = state == ScopeState.SENT_VERIFIED || state == ScopeState.SEND_STATUS_UNKNOWN;
-                if (!terminal || since == null || !since.isBefore(cutoff)) {
-                    if (!h.readable() && since != null && since.isBefore(cutoff)) {
+                if (!h.readable() || !terminal || !old) {
+                    if (!h.readable() && old) {
                         counts[2]++;
                         each.accept(new GcEntry(key, h.path(), state, since, false, "unreadable: " + h.unreadable().get(0).problem()));
                     }
+                    return true;
+                }
+                String skew = clockSkew(latest);
+                if (skew != null) {
+                    counts[2]++;
+                    LOG.warn("oncegate namespace {}: kept key {} past retention: {}", ns.namespace, key, skew);
+                    each.accept(new GcEntry(key, h.path(), state, since, false, skew));
                     return true;
                 }
                 if (dryRun) {
@@ -525,8 +593,8 @@ final class DefaultOperator implements Operator {
                     return true;
                 }
                 counts[1]++;
-                LOG.info("oncegate namespace {}: removed key {} ({} since {}): it is open again", ns.namespace, key,
-                        state.wireName(), since);
+                LOG.info("oncegate namespace {}: removed key {} ({} since {} by the server's clock): it is open again",
+                        ns.namespace, key, state.wireName(), since);
                 each.accept(new GcEntry(key, h.path(), state, since, true, null));
                 return true;
             });
@@ -534,22 +602,44 @@ final class DefaultOperator implements Operator {
         });
     }
 
+    /**
+     * Why the time a writer put into the record that decided {@code scope} (its outcome's or
+     * reconciliation's {@code at}) disagrees with the server's time of that record by more than
+     * {@link #RECORD_CLOCK_BOUND}, or null when it agrees. Retention dates a key by the server, but
+     * a writer whose clock was that far off is a reason for a person to look before the key is
+     * removed: it is kept and reported.
+     */
+    private static String clockSkew(KeyHistory.Scope scope) {
+        Instant own = scope.reconciliation() != null ? scope.reconciliation().at()
+                : scope.outcome() != null ? scope.outcome().at() : null;
+        if (own == null) {
+            return null;
+        }
+        Duration off = Duration.between(scope.recordedAt(), own).abs();
+        return off.compareTo(RECORD_CLOCK_BOUND) <= 0 ? null : "the record's own time " + own + " disagrees with the"
+                + " server's " + scope.recordedAt() + " by " + off + " (its writer's clock is off): kept; check the"
+                + " key, then remove it by hand if it is to go";
+    }
+
     /** Every znode of the key, children first, the key last; null when an election node is live under it. */
     private List<String> subtree(String keyPath) throws Exception {
         List<String> out = new ArrayList<>();
-        for (String child : ns.client.getChildren().forPath(keyPath)) {
-            String path = keyPath + "/" + child;
-            for (String grandchild : ns.client.getChildren().forPath(path)) {
-                String g = path + "/" + grandchild;
-                if (!ns.client.getChildren().forPath(g).isEmpty()) {
-                    return null; // a latch container with election nodes in it
-                }
-                out.add(g);
-            }
-            out.add(path);
+        return collect(keyPath, out) ? out : null;
+    }
+
+    /** Adds {@code path}'s subtree to {@code out}, children first; false when a latch container holds election nodes. */
+    private boolean collect(String path, List<String> out) throws Exception {
+        List<String> children = ns.client.getChildren().forPath(path);
+        if (path.endsWith("/" + Layout.LATCH) && !children.isEmpty()) {
+            return false; // an election under way
         }
-        out.add(keyPath);
-        return out;
+        for (String child : children) {
+            if (!collect(path + "/" + child, out)) {
+                return false;
+            }
+        }
+        out.add(path);
+        return true;
     }
 
     // ---- access control -----------------------------------------------------------------------

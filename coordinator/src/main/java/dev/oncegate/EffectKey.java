@@ -126,27 +126,41 @@ public record EffectKey(String key, Destination destination, String sha256) {
     }
 
     /**
-     * The provider idempotency token of this effect's scope {@code scope}: the same for every
-     * request an executor of that scope makes (its own retries, a request it resends after a
-     * pause), and different in every other scope — a scope opened after a proven
-     * {@code not_sent} or by an operator's redelivery authorization is a new intent, which a
-     * provider must not deduplicate against the old one. It does not depend on the executor,
-     * its task or its fencing token, and it is not secret: it is derived from the key alone.
+     * The provider idempotency token of this effect's scope {@code scope} in one incarnation of
+     * its key: the same for every request an executor of that scope makes (its own retries, a
+     * request it resends after a pause), and different in every other scope — a scope opened after
+     * a proven {@code not_sent} or by an operator's redelivery authorization is a new intent, which
+     * a provider must not deduplicate against the old one — and in every other incarnation of the
+     * key: after retention removed the key and it was entered again, or the namespace was
+     * re-initialised, scope 0 is a new intent too, and a deduplicating provider must not answer it
+     * with the first delivery's receipt. It does not depend on the executor, its task or its fencing
+     * token, and it is not secret.
      *
      * <p>Exactly: the first 32 characters of the lower-case hex SHA-256 of the UTF-8 text
-     * {@code "oncegate-idempotency/v1\n" + key + "\n" + scope + "\n"} (scope in decimal) —
-     * 128 bits, short enough for every provider's idempotency-key field. In a shell:
-     * {@code printf 'oncegate-idempotency/v1\n%s\n%s\n' KEY SCOPE | sha256sum | cut -c1-32}.
+     * {@code "oncegate-idempotency/v2\n" + key + "\n" + scope + "\n" + genesisId + "\n" + keyZxid + "\n"}
+     * (scope in decimal, keyZxid in lower-case hex without {@code 0x}, as {@code oncegate inspect}
+     * prints it) — 128 bits, short enough for every provider's idempotency-key field. In a shell:
+     * {@code printf 'oncegate-idempotency/v2\n%s\n%s\n%s\n%s\n' KEY SCOPE GENESIS ZXID | sha256sum | cut -c1-32}.
      *
-     * @param scope the scope, 0 or more
+     * @param scope     the scope, 0 or more
+     * @param genesisId the namespace's genesis id
+     * @param keyZxid   the creation zxid of the key's znode (positive)
      * @return 32 lower-case hex characters
-     * @throws IllegalArgumentException when the scope is negative
+     * @throws IllegalArgumentException when the scope is negative, the genesis id empty or the zxid not positive
      */
-    public String idempotencyKey(int scope) {
+    public String idempotencyKey(int scope, String genesisId, long keyZxid) {
         if (scope < 0) {
             throw new IllegalArgumentException("scope: must be 0 or more, got " + scope);
         }
-        String text = "oncegate-idempotency/v1\n" + key + "\n" + scope + "\n";
+        Objects.requireNonNull(genesisId, "genesisId");
+        if (genesisId.isEmpty()) {
+            throw new IllegalArgumentException("genesisId: must not be empty");
+        }
+        if (keyZxid <= 0) {
+            throw new IllegalArgumentException("keyZxid: a creation zxid is positive, got " + keyZxid);
+        }
+        String text = "oncegate-idempotency/v2\n" + key + "\n" + scope + "\n" + genesisId + "\n"
+                + Long.toHexString(keyZxid) + "\n";
         return hexSha256(text.getBytes(StandardCharsets.UTF_8)).substring(0, IDEMPOTENCY_KEY_LENGTH);
     }
 
@@ -185,7 +199,8 @@ public record EffectKey(String key, Destination destination, String sha256) {
         return out.toString();
     }
 
-    private static String hexSha256(byte[] bytes) {
+    /** The lower-case hex SHA-256 of {@code bytes}. */
+    static String hexSha256(byte[] bytes) {
         return HEX.formatHex(sha256Digest().digest(bytes));
     }
 
@@ -204,7 +219,7 @@ public record EffectKey(String key, Destination destination, String sha256) {
     }
 
     /** 64 characters of {@code [0-9a-f]}: a loop, since every enter checks a key (a regex cost a tenth of its CPU). */
-    private static boolean isHex64(String value) {
+    static boolean isHex64(String value) {
         if (value.length() != 64) {
             return false;
         }

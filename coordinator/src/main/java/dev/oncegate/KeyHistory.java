@@ -23,10 +23,14 @@ import java.util.Objects;
  * @param nextAttempt      what a new attempt would do now, and why, in one sentence
  * @param authorizeCommand for a consumed key, the zkCli command that authorizes one redelivery
  *                         of its latest scope (safe to paste twice); else null
+ * @param genesis          the namespace's genesis id (its life)
+ * @param zxid             the zxid that created the key's znode (0 when it does not exist): with the
+ *                         genesis id, the incarnation of the key that every idempotency key of its
+ *                         scopes is derived from ({@link EffectKey#idempotencyKey(int, String, long)})
  */
 public record KeyHistory(String key, String path, boolean exists, KeyRecord record, List<Scope> scopes,
                          List<Authorization> authorizations, List<Unreadable> unreadable, String nextAttempt,
-                         String authorizeCommand) {
+                         String authorizeCommand, String genesis, long zxid) {
 
     public KeyHistory {
         Objects.requireNonNull(key, "key");
@@ -64,18 +68,28 @@ public record KeyHistory(String key, String path, boolean exists, KeyRecord reco
      *
      * @param scope          its number
      * @param path           its znode
-     * @param state          its state; null when a record it rests on is unreadable
+     * @param state          its state, from its immutable records ({@link ScopeState}); null when a
+     *                       record it rests on is unreadable or contradicts the protocol, or the scope
+     *                       was not legitimately opened (its chain of custody is broken)
      * @param version        the scope znode's version (the current fencing token)
-     * @param mzxid          the zxid of its last write (once armed: the arming's)
+     * @param mzxid          the zxid of its last write
      * @param opened         why it opened: {@code initial}, {@code not_sent:<n-1>} or {@code after-<n-1>}
      * @param openedAt       when
      * @param lease          the current (or, once armed, the arming executor's) lease; null when none
-     * @param armed          the armed record, or null
-     * @param outcome        the executor's outcome record, or null
+     * @param armed          the armed record ({@code armed-<czxid>}), or null
+     * @param outcome        the executor's outcome record, or null (none, or the scope was reconciled
+     *                       while armed: the reconciliation wrote its outcome)
      * @param reconciliation an operator's reconciliation, or null
+     * @param armedZxid      the zxid of the arming (the armed record's creation), when the scope was
+     *                       consumed; 0 when not armed
+     * @param recordedAt     when the record the state rests on was written, by the ZooKeeper
+     *                       server's clock (the reconciliation's, outcome's or armed record's
+     *                       znode, else the scope znode's last write): what retention dates a key by,
+     *                       never the time a writer put into a record
      */
     public record Scope(int scope, String path, ScopeState state, int version, long mzxid, String opened,
-                        Instant openedAt, Lease lease, Armed armed, OutcomeRecord outcome, Reconciliation reconciliation) {
+                        Instant openedAt, Lease lease, Armed armed, OutcomeRecord outcome, Reconciliation reconciliation,
+                        long armedZxid, Instant recordedAt) {
     }
 
     /**

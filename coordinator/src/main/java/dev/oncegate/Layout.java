@@ -13,8 +13,11 @@ import org.apache.curator.utils.PathUtils;
  * KEY/authorizations/after-N      operator redelivery record for the consumed scope N
  * KEY/N                           scope N; its data holds the lease, its version is the fencing token
  * KEY/N/latch/...                 Curator LeaderLatch (container parent)
- * KEY/N/armed-ATTEMPT             immutable arming record, named by the attempt that armed
- * KEY/N/outcome                   immutable outcome record
+ * KEY/N/armed                     immutable arming record, created once (the arming barrier: one per scope),
+ *                                 never empty, so never removable: its child is the outcome
+ * KEY/N/armed/outcome             the outcome, created empty with the armed record and written once
+ *                                 (version 0 → 1) by the executor, or by an operator's reconciliation
+ * KEY/N/armed-ATTEMPT, KEY/N/outcome  the same records before schema 4 (still read)
  * KEY/authorizations/reconciled-N operator reconciliation of scope N (unknown → sent_verified)
  * NS/keys/doctor-SEQ              oncegate doctor's ephemeral probe (the server's clock, the create
  *                                 permission); gone with its session, and not a bucket
@@ -22,8 +25,8 @@ import org.apache.curator.utils.PathUtils;
  *
  * <p>ZooKeeper checks versions only, and a recreated znode restarts at version 0: a version alone
  * cannot tell two incarnations of a path apart. So every executor write also checks a path that
- * exists only in the incarnation it was issued for: its own election node (lease writes and
- * arming), the genesis id (arming, key creation) and its own armed record (the outcome).
+ * exists only in the incarnation it was issued for: its own election node (lease writes, arming
+ * and the outcome) and the genesis id (arming, key creation).
  */
 final class Layout {
 
@@ -31,7 +34,9 @@ final class Layout {
     static final String KEYS = "keys";
     static final String AUTHORIZATIONS = "authorizations";
     static final String LATCH = "latch";
-    /** Prefix of the armed record's name; the attempt id follows. */
+    /** The armed record's name (schema 4). */
+    static final String ARMED = "armed";
+    /** Prefix of the armed record's name before schema 4; the attempt id follows. */
     static final String ARMED_PREFIX = "armed-";
     /** Prefix of an authorization's name; the consumed scope it follows comes after it. */
     static final String AFTER_PREFIX = "after-";
@@ -119,12 +124,18 @@ final class Layout {
         return name.startsWith(AFTER_PREFIX) ? scopeNumber(name.substring(AFTER_PREFIX.length())) : -1;
     }
 
-    /** The armed record of the attempt that armed the scope. */
-    static String armed(String scopePath, String attempt) {
-        return scopePath + "/" + ARMED_PREFIX + attempt;
+    /** The scope's armed record (schema 4). */
+    static String armed(String scopePath) {
+        return scopePath + "/" + ARMED;
     }
 
+    /** The scope's outcome (schema 4): the armed record's child, created with it, written once. */
     static String outcome(String scopePath) {
+        return armed(scopePath) + "/" + OUTCOME;
+    }
+
+    /** A scope's outcome as records before schema 4 placed it, beside the armed record. */
+    static String legacyOutcome(String scopePath) {
         return scopePath + "/" + OUTCOME;
     }
 
@@ -139,7 +150,7 @@ final class Layout {
     }
 
     /** What kind of oncegate znode {@code path} is in namespace {@code ns}: the basis of its ACL. */
-    enum Kind { ABOVE, NAMESPACE, GENESIS, KEYS, KEY, AUTHORIZATIONS, AUTHORIZATION, SCOPE, LATCH, ELECTION_NODE, RECORD }
+    enum Kind { ABOVE, NAMESPACE, GENESIS, KEYS, KEY, AUTHORIZATIONS, AUTHORIZATION, SCOPE, LATCH, ELECTION_NODE, RECORD, ARMED, OUTCOME }
 
     static Kind kind(String ns, String path) {
         if (!path.equals(ns) && !path.startsWith(ns + "/")) {
@@ -170,6 +181,9 @@ final class Layout {
         }
         if (p[5].equals(LATCH)) {
             return p.length == 6 ? Kind.LATCH : Kind.ELECTION_NODE;
+        }
+        if (p[5].equals(ARMED)) {
+            return p.length == 6 ? Kind.ARMED : p.length == 7 && p[6].equals(OUTCOME) ? Kind.OUTCOME : Kind.RECORD;
         }
         return Kind.RECORD;
     }

@@ -95,6 +95,11 @@ final class NamespaceState {
         }
     }
 
+    /** The ACLs of the namespace's roles ({@link Acls#OPEN} without roles, or before the genesis was read). */
+    Acls acls() {
+        return acls;
+    }
+
     /** The genesis first seen (null before the first {@link #checkGenesis}). */
     Genesis genesis() {
         return genesis.get();

@@ -75,8 +75,14 @@ public interface Operator {
      * Records that a person checked the destination and found the effect delivered: the key's
      * latest scope, {@code send_status_unknown} or armed without outcome, is read as
      * {@code sent_verified} from now on ({@code KEY/authorizations/reconciled-n}, which only
-     * operators may create, beside the original records). It never produces {@code not_sent} and never reopens the key; an executor still working on an
-     * armed scope can no longer record its outcome. Reconciling a reconciled scope writes nothing.
+     * operators may create, beside the original records). It never produces {@code not_sent} and
+     * never reopens the key. It races nothing: ZooKeeper decides. For a scope armed without
+     * outcome, the reconciliation takes the scope's create-once outcome znode in the same multi, so
+     * exactly one of it and the executor's own outcome lands: an executor still at work can no
+     * longer record anything, and one whose {@code not_sent} came first leaves the key open in the
+     * next scope, which this call then refuses. And a reconciliation never lands on a scope that an
+     * authorization has meanwhile followed with a new one (both move or check the scope's version).
+     * Reconciling a reconciled scope writes nothing.
      *
      * @throws IllegalArgumentException when the key does not exist, or its latest scope is neither
      *                                  {@code send_status_unknown} nor armed without outcome
@@ -89,6 +95,13 @@ public interface Operator {
      * handing {@code each} what it removes (or would, with {@code dryRun}). <b>A removed key is
      * open again</b>: the next contender for that effect delivers it again. Open, leased and
      * armed scopes, unreadable keys and keys in an election are never touched.
+     *
+     * <p>Ages are the ZooKeeper server's, never a clock a writer or this host controls: "now" is
+     * the creation time of a probe znode this call creates (and removes) under {@code NS/keys}, and
+     * a key's age is the server's time of the record that decided its latest scope (the outcome's or
+     * reconciliation's znode; {@link KeyHistory.Scope#recordedAt}). A key whose record's own time
+     * disagrees with the server's by more than ten minutes (its writer's clock was off) is kept and
+     * reported, not removed. The clock given to {@link Builder#clock} plays no part.
      */
     GcReport gc(Duration olderThan, boolean dryRun, Consumer<GcEntry> each) throws InterruptedException;
 
@@ -152,7 +165,8 @@ public interface Operator {
      * @param path    its znode
      * @param state   its latest scope's state; null when unreadable
      * @param scopes  how many scopes it has
-     * @param since   when it entered that state (the outcome's, reconciliation's, arming's or lease's time);
+     * @param since   when it entered that state, by the ZooKeeper server's clock (the time of the
+     *                outcome's, reconciliation's or armed record's znode, else of the scope's last write);
      *                null when unreadable
      * @param record  the key record (destination, sha256), or null when unreadable
      * @param problem what could not be read, or null
@@ -206,7 +220,7 @@ public interface Operator {
      * @param key     the key
      * @param path    its znode
      * @param state   its latest scope's state
-     * @param since   when it entered that state
+     * @param since   when it entered that state, by the server's clock
      * @param removed whether its records were removed (false with dry run, or when skipped)
      * @param skipped why it was left alone, or null
      */
@@ -218,7 +232,8 @@ public interface Operator {
      *
      * @param scanned keys read
      * @param removed keys removed (or, with dry run, that would be)
-     * @param skipped keys past retention left alone (changed meanwhile, in an election)
+     * @param skipped keys past retention left alone (changed meanwhile, in an election, unreadable, or
+     *                whose record's own time disagrees with the server's)
      * @param dryRun  whether nothing was removed
      */
     record GcReport(int scanned, int removed, int skipped, boolean dryRun) {
@@ -247,7 +262,7 @@ public interface Operator {
             return this;
         }
 
-        /** The clock for record times and retention; default UTC system clock. */
+        /** The clock for the times this operator writes into its records; default UTC system clock. Retention never reads it. */
         public Builder clock(Clock clock) {
             once(this.clock, "clock");
             this.clock = Objects.requireNonNull(clock, "clock");

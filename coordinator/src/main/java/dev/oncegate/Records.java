@@ -16,10 +16,13 @@ import java.util.Map;
  * instant.
  *
  * <p><b>Schema versions.</b> The records every key has (key, scope, armed, outcome) are written in
- * version 3: version 2's fields under one-letter names (legend below), about 200 bytes less per
- * key in every server's heap and snapshot. They are read in version 2 too, so keys written before
- * stay readable. The genesis, reconciliations and authorizations, which operators read and write
- * by hand, keep version 2 and its names. An oncegate older than version 3 reads a version 3
+ * version 4: version 3's one-letter names (legend below), and an armed record that commits to a
+ * secret only its executor knows ({@code "m"}: the SHA-256 of the secret), which the executor's
+ * outcome reveals ({@code "s"}), so that every reader can tell an outcome the armed executor wrote
+ * from one forged with the worker credential ({@link Custody}). Versions 2 and 3 are still read,
+ * so keys written before stay readable; they carry no commitment, and {@link Custody} says what
+ * they are trusted for. The genesis, reconciliations and authorizations, which operators read and
+ * write by hand, keep version 2 and its names. An oncegate older than version 4 reads a version 4
  * record as unreadable and stops (fail closed): upgrade every worker of a namespace together.
  *
  * <p>Decoding is strict: a missing field, a wrong type or an unknown schema version throws
@@ -28,15 +31,19 @@ import java.util.Map;
  *
  * <pre>
  * genesis         {"v":2,"id","created",["roles":{"worker","operator","admin"}]}
- * key             {"v":3,"p":provider,"i":identity,"d":destination,"s":sha256,"c":created}
- * scope           {"v":3,"o":opened,"t":at,"h":null|{actor,"n":election node,"e":expires,["x":{"c":cause,[actor]}]},
+ * key             {"v":4,"p":provider,"i":identity,"d":destination,"s":sha256,"c":created}
+ * scope           {"v":4,"o":opened,"t":at,"h":null|{actor,"n":election node,"e":expires,["x":{"c":cause,[actor]}]},
  *                  ["a":true (armed)],["r":true (reconciled)]}
- * armed-ATTEMPT   {"v":3,"c":[checkpoints],"b":{actor},"k":token,"z":zxid,"t":at}
- * outcome         {"v":3,"o":outcome,"d":detail,"b":{actor},"k":token,"z":zxid,"t":at}
+ * armed-CZXID     {"v":4,"c":[checkpoints],"b":{actor},"k":token,"z":zxid,"t":at,"m":commitment}
+ * outcome         {"v":4,"o":outcome,"d":detail,"b":{actor},"k":token,"z":zxid,"t":at,"s":secret}
+ *                 or, written by an operator's reconciliation of an armed scope without outcome,
+ *                 {"v":4,"o":"sent_verified","r":"reconciled-N"}
  *   actor         "t":task,"h":host,"p":pid,"s":session,"a":attempt
  * reconciliation  {"v":2,"outcome":"sent_verified","by","evidence","actor":{task,host,pid,session,attempt},"at"}
  * after-N         {"by","reason"} (zkCli), or {"v":2,"by","reason","actor":{…},"at"} (oncegate authorize)
  * </pre>
+ * Version 3 is version 4 without {@code "m"}, {@code "s"} and the reconciliation marker (an armed
+ * record of version 3 or 2 is named {@code armed-ATTEMPT}, after the attempt that armed).
  * Version 2 of the key, scope, armed and outcome records is the same with the full names
  * ({@code provider}, …, {@code holder}, {@code node}, {@code expires}, {@code over}, {@code cause},
  * {@code armed}, {@code reconciled}, {@code checkpoints}, {@code by}, {@code token}, …).
@@ -45,8 +52,8 @@ final class Records {
 
     /** The schema version of the genesis, reconciliation and authorization records. */
     static final int SCHEMA = 2;
-    /** The schema version the key, scope, armed and outcome records are written in (2 is read too). */
-    static final int KEY_SCHEMA = 3;
+    /** The schema version the key, scope, armed and outcome records are written in (2 and 3 are read too). */
+    static final int KEY_SCHEMA = 4;
 
     /** A field of a key, scope, armed or outcome record: its name on the wire, and what it is. */
     private record F(String wire, String name) {
@@ -68,6 +75,12 @@ final class Records {
     private record Names(int version, F provider, F identity, F destination, F sha256, F created, F opened, F at,
                          F holder, F node, F expires, F over, F cause, F armed, F reconciled, F checkpoints, F by,
                          F token, F zxid, F outcome, F detail, F task, F host, F pid, F session, F attempt) {
+
+        /** The same names under another schema version. */
+        Names version(int v) {
+            return new Names(v, provider, identity, destination, sha256, created, opened, at, holder, node, expires, over,
+                    cause, armed, reconciled, checkpoints, by, token, zxid, outcome, detail, task, host, pid, session, attempt);
+        }
     }
 
     private static final Names V2 = new Names(2, F.named("provider"), F.named("identity"), F.named("destination"),
@@ -81,6 +94,15 @@ final class Records {
             F.named("c", "cause"), F.named("a", "armed"), F.named("r", "reconciled"), F.named("c", "checkpoints"),
             F.named("b", "by"), F.named("k", "token"), F.named("z", "zxid"), F.named("o", "outcome"), F.named("d", "detail"),
             F.named("t", "task"), F.named("h", "host"), F.named("p", "pid"), F.named("s", "session"), F.named("a", "attempt"));
+    private static final Names V4 = V3.version(4);
+    /** Schema 4's armed record: the commitment to the executor's secret. */
+    private static final F COMMITMENT = F.named("m", "commitment");
+    /** Schema 4's executor outcome: the secret the armed record committed to. */
+    private static final F SECRET = F.named("s", "secret");
+    /** Schema 4's reconciliation marker: the name of its reconciliation record. */
+    private static final F RECONCILED_BY = F.named("r", "reconciliation");
+    /** Bytes of an executor's secret: 128 bits. */
+    private static final int SECRET_BYTES = 16;
 
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final char[] HEX = "0123456789abcdef".toCharArray();
@@ -181,7 +203,7 @@ final class Records {
     }
 
     static byte[] key(EffectKey key, Instant created) {
-        Names n = V3;
+        Names n = V4;
         Map<String, Object> m = base(n.version());
         m.put(n.provider().wire(), key.destination().provider());
         m.put(n.identity().wire(), key.destination().identity().wireName());
@@ -192,7 +214,7 @@ final class Records {
     }
 
     static byte[] scope(Scope s) {
-        Names n = V3;
+        Names n = V4;
         Map<String, Object> m = base(n.version());
         m.put(n.opened().wire(), s.opened());
         m.put(n.at().wire(), s.at().toString());
@@ -222,19 +244,47 @@ final class Records {
         return Json.encode(m);
     }
 
-    static byte[] armed(KeyHistory.Armed a) {
-        Names n = V3;
+    /** The armed record, committing to {@code secret}: the executor reveals it in its outcome. */
+    static byte[] armed(KeyHistory.Armed a, String secret) {
+        Names n = V4;
         Map<String, Object> m = base(n.version());
         m.put(n.checkpoints().wire(), a.checkpoints());
+        m.put(COMMITMENT.wire(), commitment(secret));
         return executorWrote(m, n, a.by(), a.token(), a.at());
     }
 
-    static byte[] outcome(KeyHistory.OutcomeRecord o) {
-        Names n = V3;
+    /** The executor's outcome record, revealing the secret its armed record committed to. */
+    static byte[] outcome(KeyHistory.OutcomeRecord o, String secret) {
+        Names n = V4;
         Map<String, Object> m = base(n.version());
         m.put(n.outcome().wire(), o.outcome().wireName());
         m.put(n.detail().wire(), o.detail());
+        m.put(SECRET.wire(), secret);
         return executorWrote(m, n, o.by(), o.token(), o.at());
+    }
+
+    /**
+     * What an operator's reconciliation of an armed scope without outcome writes as the scope's
+     * outcome ({@code sent_verified}), in the same multi as its record {@code reconciled-N}:
+     * taking the create-once outcome is what keeps a late outcome of the executor from landing.
+     */
+    static byte[] reconciledMarker(int scope) {
+        Map<String, Object> m = base(V4.version());
+        m.put(V4.outcome().wire(), Outcome.SENT_VERIFIED.wireName());
+        m.put(RECONCILED_BY.wire(), Layout.RECONCILED_PREFIX + scope);
+        return Json.encode(m);
+    }
+
+    /** A new executor secret: 128 random bits as 32 hex characters, kept in memory until the outcome. */
+    static String newSecret() {
+        byte[] bytes = new byte[SECRET_BYTES];
+        RANDOM.nextBytes(bytes);
+        return java.util.HexFormat.of().formatHex(bytes);
+    }
+
+    /** The commitment to {@code secret}: the hex SHA-256 of {@code "oncegate-commitment/v1\n" + secret}. */
+    static String commitment(String secret) {
+        return EffectKey.hexSha256(("oncegate-commitment/v1\n" + secret).getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     /** An armed or outcome record, {@code m}, completed with who wrote it, under which token, and when. */
@@ -331,7 +381,14 @@ final class Records {
         return new Scope(string(path, m, n.opened()), instant(path, m, n.at()), lease, armed, reconciled);
     }
 
-    static KeyHistory.Armed decodeArmed(String path, byte[] data) {
+    /**
+     * An armed record as read: what it says, and (schema 4) the commitment to its executor's
+     * secret; null for an armed record of an older schema, which carries none.
+     */
+    record ArmedData(KeyHistory.Armed armed, String commitment) {
+    }
+
+    static ArmedData decodeArmed(String path, byte[] data) {
         Map<String, Object> m = object(path, data, KEY_SCHEMA);
         Names n = names(m);
         Object cps = m.get(n.checkpoints().wire());
@@ -345,16 +402,53 @@ final class Records {
             }
             checkpoints.add(s);
         }
-        return new KeyHistory.Armed(decodeActor(path, map(path, m.get(n.by().wire()), n.by().quoted()), n),
-                token(path, m, n), checkpoints, instant(path, m, n.at()));
+        String commitment = n.version() >= 4 ? hex64(path, m, COMMITMENT) : null;
+        return new ArmedData(new KeyHistory.Armed(decodeActor(path, map(path, m.get(n.by().wire()), n.by().quoted()), n),
+                token(path, m, n), checkpoints, instant(path, m, n.at())), commitment);
     }
 
-    static KeyHistory.OutcomeRecord decodeOutcome(String path, byte[] data) {
+    /** What a scope's {@code outcome} znode holds: an executor's outcome, or an operator's reconciliation marker. */
+    sealed interface OutcomeData permits ExecutorOutcome, ReconciledMarker {
+    }
+
+    /**
+     * An outcome the executor wrote (or claims to have written).
+     *
+     * @param outcome what it says
+     * @param secret  (schema 4) the secret it reveals, checked against the armed record's
+     *                commitment; null in an outcome of an older schema
+     */
+    record ExecutorOutcome(KeyHistory.OutcomeRecord outcome, String secret) implements OutcomeData {
+        /** Whether this outcome reveals the secret {@code armed} committed to. */
+        boolean opens(ArmedData armed) {
+            return secret != null && armed.commitment() != null && commitment(secret).equals(armed.commitment());
+        }
+    }
+
+    /**
+     * The outcome an operator's reconciliation wrote ({@code sent_verified}), valid only beside
+     * its reconciliation record {@code KEY/authorizations/reconciled-<scope>} created in the same multi.
+     */
+    record ReconciledMarker(int scope) implements OutcomeData {
+    }
+
+    static OutcomeData decodeOutcome(String path, byte[] data) {
         Map<String, Object> m = object(path, data, KEY_SCHEMA);
         Names n = names(m);
-        return new KeyHistory.OutcomeRecord(outcome(path, m, n.outcome()), string(path, m, n.detail()),
-                decodeActor(path, map(path, m.get(n.by().wire()), n.by().quoted()), n), token(path, m, n),
-                instant(path, m, n.at()));
+        if (n.version() >= 4 && m.containsKey(RECONCILED_BY.wire())) {
+            String name = string(path, m, RECONCILED_BY);
+            int scope = name.startsWith(Layout.RECONCILED_PREFIX)
+                    ? Layout.scopeNumber(name.substring(Layout.RECONCILED_PREFIX.length())) : -1;
+            if (scope < 0 || outcome(path, m, n.outcome()) != Outcome.SENT_VERIFIED) {
+                throw new UnreadableRecordException(path, "a reconciliation marker must say sent_verified and name"
+                        + " reconciled-<n>");
+            }
+            return new ReconciledMarker(scope);
+        }
+        KeyHistory.OutcomeRecord outcome = new KeyHistory.OutcomeRecord(outcome(path, m, n.outcome()),
+                string(path, m, n.detail()), decodeActor(path, map(path, m.get(n.by().wire()), n.by().quoted()), n),
+                token(path, m, n), instant(path, m, n.at()));
+        return new ExecutorOutcome(outcome, n.version() >= 4 ? string(path, m, SECRET) : null);
     }
 
     static KeyHistory.Reconciliation decodeReconciliation(String path, byte[] data) {
@@ -432,9 +526,19 @@ final class Records {
         return Boolean.TRUE.equals(value);
     }
 
-    /** The names of the record's version: {@link #object} let only 2 or {@link #KEY_SCHEMA} through. */
+    /** The names of the record's version: {@link #object} let only 2 to {@link #KEY_SCHEMA} through. */
     private static Names names(Map<String, Object> m) {
-        return Long.valueOf(V3.version()).equals(m.get("v")) ? V3 : V2;
+        Object v = m.get("v");
+        return Long.valueOf(V4.version()).equals(v) ? V4 : Long.valueOf(V3.version()).equals(v) ? V3 : V2;
+    }
+
+    /** A field holding 64 lower-case hex characters (a SHA-256). */
+    private static String hex64(String path, Map<String, Object> m, F field) {
+        String value = string(path, m, field);
+        if (!EffectKey.isHex64(value)) {
+            throw new UnreadableRecordException(path, "field " + field.quoted() + " is not 64 lower-case hex characters");
+        }
+        return value;
     }
 
     /** The record as JSON, of schema version 2 up to {@code newest} (else unreadable, saying what to do). */

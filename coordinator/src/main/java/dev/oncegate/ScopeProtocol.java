@@ -42,7 +42,11 @@ import org.apache.zookeeper.data.Stat;
  * executor's old token can match the new znode. So each executor write also checks a path that
  * exists only in the incarnation the write was decided in: the executor's own election node
  * (created under the scope before the read that the lease CAS relies on, and gone with the scope),
- * the namespace's genesis id, and for the outcome the executor's own armed record.
+ * the namespace's genesis id, and for the outcome its election node again (or, once that is
+ * gone with its session, its own armed record, read and recognised by its commitment).
+ *
+ * <p>What a read concludes from these records is {@link Custody}'s: readers never trust a field a
+ * worker credential may write (the scope's data) for a safety decision.
  *
  * <h2>Writes, in protocol order</h2>
  * <ol>
@@ -52,12 +56,15 @@ import org.apache.zookeeper.data.Stat;
  *       key's read found missing; a bucket that appeared or vanished since is sent again or left out.</li>
  *   <li>{@link #writeLease}: {@code multi(check ELECTION-NODE, setData(scope, v))} to take, renew or release.</li>
  *   <li>{@link #arm}: {@code multi(check NS/genesis/ID, check ELECTION-NODE, setData(scope armed, v),
- *       create armed-ATTEMPT)}, sent once on the raw ZooKeeper handle, never retried: a connection
- *       loss here counts as armed.</li>
- *   <li>{@link #recordOutcome}: {@code multi(check armed-ATTEMPT, check(scope, v+1), create outcome
- *       [, create KEY/n+1])}, retried by Curator; a retry that finds the outcome recognises its own attempt id.</li>
+ *       create KEY/n/armed, create KEY/n/armed/outcome (empty))}, sent once on the raw ZooKeeper handle,
+ *       never retried: a connection loss here counts as armed. The create-once armed record is the
+ *       barrier: one arming per scope.</li>
+ *   <li>{@link #recordOutcome}: {@code multi(check ELECTION-NODE, setData(armed/outcome, 0) [, create
+ *       KEY/n+1])}, retried by Curator; a retry that finds the outcome written recognises its own secret.</li>
  *   <li>{@link #authorize}: {@code create KEY/authorizations/after-n} (an operator's).</li>
- *   <li>{@link #openAuthorizedScope}: {@code multi(check after-n, check(scope n, v), create KEY/n+1)}.</li>
+ *   <li>{@link #openAuthorizedScope}: {@code multi(check after-n, setData(scope n, v), create KEY/n+1)}.</li>
+ *   <li>{@link #reconcile}: {@code multi(check(scope n, v), setData(armed/outcome, 0) | check(armed/outcome, 1),
+ *       create KEY/authorizations/reconciled-n)} (an operator's).</li>
  * </ol>
  * Permanent records are plain persistent znodes: never TTL, ephemeral or container children.
  * Every zxid a read or write reveals goes to the rollback witness.
@@ -319,30 +326,37 @@ final class ScopeProtocol {
      * @param genesis      the namespace's genesis, if any
      * @param firstBucket  whether the key's first bucket level exists
      * @param secondBucket whether its second bucket level exists
+     * @param keyZxid      the key znode's creation zxid (0 when it does not exist): with the genesis
+     *                     id, the identity of this incarnation of the key
      * @param scope        the key's latest scope, or null when the key does not exist
      */
-    record KeyRead(Optional<Genesis> genesis, boolean firstBucket, boolean secondBucket, ScopeRead scope) {
+    record KeyRead(Optional<Genesis> genesis, boolean firstBucket, boolean secondBucket, long keyZxid, ScopeRead scope) {
         boolean exists() {
             return scope != null;
         }
     }
 
     /**
-     * One scope as one read-only {@code multi} saw it.
+     * One scope as one read saw it.
      *
-     * @param view          the scope
+     * @param view          the scope, judged ({@link Custody#judge})
      * @param authorization its {@code after-n} authorization (absent, present or unreadable)
      * @param latchExists   whether its election container exists
      */
     record ScopeRead(ScopeView view, AuthorizationView authorization, boolean latchExists) {
     }
 
+    /** Whether a not_sent without a commitment (schema 3 or older) is believed: only without roles ({@link Custody}). */
+    private boolean legacyTrusted() {
+        return !acls.get().on();
+    }
+
     /**
      * Everything a contender needs to decide about a key, in one round trip where possible: a
      * read-only {@code multi} of the genesis, both bucket levels, the key record (whose child
      * count gives the latest scope: {@code authorizations} and scopes {@code 0…n}) and scope 0
-     * as {@link #readScope(String, int)} reads it. A key whose latest scope is not 0 costs a
-     * second round trip for that scope.
+     * as {@link #readScopeOnce} reads it. A key whose latest scope is not 0 costs a second round
+     * trip for that scope; its chain of custody is the caller's to check ({@link #verifyChain}).
      */
     KeyRead readKey(EffectKey key) throws Exception {
         String keyPath = Layout.keyPath(namespace, key.key());
@@ -362,30 +376,39 @@ final class ScopeProtocol {
         boolean second = dataOrNull(r.get(2), bucket2) != null;
         OpResult.GetDataResult keyResult = dataOrNull(r.get(3), keyPath);
         if (keyResult == null) {
-            return new KeyRead(genesis, first, second, null);
+            return new KeyRead(genesis, first, second, 0, null);
         }
         checkKeyRecord(key, keyPath, keyResult.getData());
         saw(keyResult.getStat());
+        // This first read may come before the gate knows the namespace's roles: judge by the genesis read with it.
+        boolean trusted = genesis.map(g -> g.roles() == null).orElse(false) && legacyTrusted();
         // Children of a key: authorizations and the scopes 0…n, each created once, none deleted.
         int latest = keyResult.getStat().getNumChildren() - 2;
-        ScopeRead scope = latest == 0 ? scopeRead(keyPath, 0, r.subList(4, r.size())) : null;
+        ScopeRead scope = latest == 0 ? scopeRead(keyPath, 0, r.subList(4, r.size()), trusted) : null;
         if (scope == null) {
-            scope = readScopeOnce(keyPath, latest >= 0 ? latest : latestScope(keyPath));
+            scope = readScopeOnce(keyPath, latest >= 0 ? latest : latestScope(keyPath), trusted);
         }
-        return new KeyRead(genesis, first, second, scope);
+        return new KeyRead(genesis, first, second, keyResult.getStat().getCzxid(), scope);
     }
 
     /**
-     * Scope {@code n} in one read-only {@code multi}: its outcome, the scope znode, its
-     * {@code after-n} authorization, its reconciliation and its election container, read in that
-     * order (the reverse of the writes, as {@link #readScope(String, int, Watcher)} does). When the
-     * key's child count misled (a scope missing), the scopes are listed instead.
+     * Scope {@code n} in one read-only {@code multi} ({@link #scopeOps}), plus its armed record
+     * when judging needs it. When the key's child count misled (a scope missing), the scopes are
+     * listed instead; a scope missing <em>below</em> the latest one (a not_sent whose next scope is
+     * gone: a partial clean-up or restore) is unreadable, never a reason to read again.
      */
     ScopeRead readScopeOnce(String keyPath, int n) throws Exception {
-        ScopeRead read = scopeRead(keyPath, n, multiRead(scopeOps(keyPath, n)));
+        return readScopeOnce(keyPath, n, legacyTrusted());
+    }
+
+    private ScopeRead readScopeOnce(String keyPath, int n, boolean trusted) throws Exception {
+        ScopeRead read = scopeRead(keyPath, n, multiRead(scopeOps(keyPath, n)), trusted);
         if (read == null) {
             int latest = latestScope(keyPath);
-            read = scopeRead(keyPath, latest, multiRead(scopeOps(keyPath, latest)));
+            if (latest < n) {
+                throw missingScope(keyPath, n, latest);
+            }
+            read = scopeRead(keyPath, latest, multiRead(scopeOps(keyPath, latest)), trusted);
             if (read == null) {
                 throw new UnreadableRecordException(Layout.scope(keyPath, latest), "the key lists scope " + latest
                         + " but it cannot be read");
@@ -394,52 +417,69 @@ final class ScopeProtocol {
         return read;
     }
 
+    private static UnreadableRecordException missingScope(String keyPath, int n, int latest) {
+        return new UnreadableRecordException(Layout.scope(keyPath, n), "scope " + n + " is missing (the key's latest"
+                + " scope is " + latest + "): scope " + (n - 1) + " proved not_sent, or was authorized, and the scope after"
+                + " it was removed (a partial clean-up or restore); an operator must repair the key");
+    }
+
     /** {@link #readScopeOnce}'s view alone. */
     ScopeView readScope(String keyPath, int n) throws Exception {
-        ScopeRead read = scopeRead(keyPath, n, multiRead(scopeOps(keyPath, n)));
-        if (read == null) {
-            throw new KeeperException.NoNodeException(Layout.scope(keyPath, n));
-        }
-        return read.view();
+        return readScopeOnce(keyPath, n).view();
     }
 
+    /**
+     * Scope {@code n}, watched: {@code getData scope} and {@code getChildren scope} with
+     * {@code watcher} (a lease change, the arming, the outcome and a reconciliation each fire one
+     * of them), then {@link #readScopeOnce}'s read. So a waiter learns each change without polling.
+     *
+     * @throws UnreadableRecordException when the scope does not exist
+     */
+    ScopeRead readScope(String keyPath, int n, Watcher watcher) throws Exception {
+        String scopePath = Layout.scope(keyPath, n);
+        try {
+            client.getData().usingWatcher(watcher).forPath(scopePath);
+            client.getChildren().usingWatcher(watcher).forPath(scopePath);
+        } catch (KeeperException.NoNodeException e) {
+            throw missingScope(keyPath, n, latestScope(keyPath));
+        }
+        ScopeRead read = scopeRead(keyPath, n, multiRead(scopeOps(keyPath, n)), legacyTrusted());
+        if (read == null) {
+            throw missingScope(keyPath, n, latestScope(keyPath));
+        }
+        return read;
+    }
+
+    /**
+     * The read of scope {@code n}, in the reverse order of the protocol's writes: its outcome (and
+     * where records before schema 4 kept it), the scope znode, the scope's children (its armed
+     * record's name, its election container), its armed record, its {@code after-n} authorization
+     * and its reconciliation.
+     */
     private List<Op> scopeOps(String keyPath, int n) {
         String scopePath = Layout.scope(keyPath, n);
-        return List.of(getDataOp(Layout.outcome(scopePath)), getDataOp(scopePath), getDataOp(Layout.authorization(keyPath, n)),
-                getDataOp(Layout.reconciliation(keyPath, n)), getDataOp(Layout.latch(scopePath)));
+        return List.of(getDataOp(Layout.outcome(scopePath)), getDataOp(Layout.legacyOutcome(scopePath)),
+                getDataOp(scopePath), Op.getChildren(ZKPaths.fixForNamespace(client.getNamespace(), scopePath)),
+                getDataOp(Layout.armed(scopePath)), getDataOp(Layout.authorization(keyPath, n)),
+                getDataOp(Layout.reconciliation(keyPath, n)));
     }
 
-    /** Builds scope {@code n} from the results of {@link #scopeOps}; null when the scope does not exist. */
-    private ScopeRead scopeRead(String keyPath, int n, List<OpResult> r) throws Exception {
+    /** Builds and judges scope {@code n} from the results of {@link #scopeOps}; null when the scope does not exist. */
+    private ScopeRead scopeRead(String keyPath, int n, List<OpResult> r, boolean trusted) throws Exception {
         String scopePath = Layout.scope(keyPath, n);
-        String outcomePath = Layout.outcome(scopePath);
-        OpResult.GetDataResult outcomeResult = dataOrNull(r.get(0), outcomePath);
-        OpResult.GetDataResult scopeResult = dataOrNull(r.get(1), scopePath);
-        if (scopeResult == null) {
+        OpResult.GetDataResult outcomeResult = dataOrNull(r.get(0), Layout.outcome(scopePath));
+        OpResult.GetDataResult legacyResult = dataOrNull(r.get(1), Layout.legacyOutcome(scopePath));
+        OpResult.GetDataResult scopeResult = dataOrNull(r.get(2), scopePath);
+        List<String> children = childrenOrNull(r.get(3), scopePath);
+        if (scopeResult == null || children == null) {
             return null;
         }
-        KeyHistory.OutcomeRecord outcome = null;
-        if (outcomeResult != null) {
-            outcome = Records.decodeOutcome(outcomePath, outcomeResult.getData());
-            saw(outcomeResult.getStat());
-        }
+        OpResult.GetDataResult armedResult = dataOrNull(r.get(4), Layout.armed(scopePath));
         Stat stat = scopeResult.getStat();
         saw(stat);
-        Records.Scope scope = Records.decodeScope(scopePath, scopeResult.getData());
-        checkOutcomeOnScope(outcomePath, scope, outcome);
-        KeyHistory.Armed armed = scope.armed() && outcome == null ? readArmed(scopePath, scope, null) : null;
-        KeyHistory.Reconciliation reconciliation = null;
-        String reconciliationPath = Layout.reconciliation(keyPath, n);
-        OpResult.GetDataResult reconciliationResult = dataOrNull(r.get(3), reconciliationPath);
-        if (scope.reconciled()) {
-            if (reconciliationResult == null) {
-                throw new UnreadableRecordException(scopePath, "the scope says reconciled but has no " + reconciliationPath);
-            }
-            reconciliation = Records.decodeReconciliation(reconciliationPath, reconciliationResult.getData());
-        }
-        ScopeView view = new ScopeView(n, scopePath, scope, stat.getVersion(), stat.getMzxid(), armed, outcome, reconciliation);
+        Records.Scope data = Records.decodeScope(scopePath, scopeResult.getData());
         String authPath = Layout.authorization(keyPath, n);
-        OpResult.GetDataResult authResult = dataOrNull(r.get(2), authPath);
+        OpResult.GetDataResult authResult = dataOrNull(r.get(5), authPath);
         AuthorizationView authorization;
         if (authResult == null) {
             authorization = AuthorizationView.absent(authPath, n);
@@ -447,27 +487,98 @@ final class ScopeProtocol {
             saw(authResult.getStat());
             authorization = authorizationView(authPath, n, authResult.getStat(), authResult.getData());
         }
-        boolean latch = dataOrNull(r.get(4), Layout.latch(scopePath)) != null;
-        return new ScopeRead(view, authorization, latch);
-    }
-
-    private static void checkOutcomeOnScope(String outcomePath, Records.Scope scope, KeyHistory.OutcomeRecord outcome) {
-        if (outcome != null && !scope.armed() && outcome.outcome() != Outcome.NOT_SENT) {
-            throw new UnreadableRecordException(outcomePath, "an outcome other than not_sent on a scope never armed");
+        String reconciliationPath = Layout.reconciliation(keyPath, n);
+        OpResult.GetDataResult reconciliationResult = dataOrNull(r.get(6), reconciliationPath);
+        Records.ArmedData armed = null;
+        Stat armedStat = null;
+        if (armedResult != null) {
+            armed = Records.decodeArmed(Layout.armed(scopePath), armedResult.getData());
+            armedStat = armedResult.getStat();
+            saw(armedStat);
         }
+        Records.OutcomeData legacyOutcome = legacyResult == null ? null
+                : Records.decodeOutcome(Layout.legacyOutcome(scopePath), legacyResult.getData());
+        String armedName = Custody.armedChild(scopePath, data, children);
+        if (Custody.needsLegacyArmedRecord(armedName, legacyOutcome, authResult != null)) {
+            armedStat = new Stat();
+            armed = readArmed(scopePath + "/" + armedName, armedStat);
+        }
+        ScopeView view = Custody.judge(new Custody.Facts(n, scopePath, data, stat, children, armed, armedStat,
+                outcome(Layout.outcome(scopePath), outcomeResult), outcomeResult == null ? null : outcomeResult.getStat(),
+                legacyOutcome, legacyResult == null ? null : legacyResult.getStat(),
+                reconciliationResult == null ? null : Records.decodeReconciliation(reconciliationPath,
+                        reconciliationResult.getData()),
+                reconciliationResult == null ? null : reconciliationResult.getStat()), trusted);
+        return new ScopeRead(view, authorization, children.contains(Layout.LATCH));
     }
 
-    /** {@code getData armed-ATTEMPT} of the attempt the armed scope names. */
-    private KeyHistory.Armed readArmed(String scopePath, Records.Scope scope, Map<String, byte[]> raw) throws Exception {
-        String armedPath = Layout.armed(scopePath, scope.lease().holder().attempt());
+    /** {@code armed/outcome} as read: null when absent or not written yet (created empty at arming). */
+    private Records.OutcomeData outcome(String path, OpResult.GetDataResult result) {
+        if (result == null) {
+            return null;
+        }
+        saw(result.getStat());
+        byte[] data = result.getData();
+        return data == null || data.length == 0 ? null : Records.decodeOutcome(path, data);
+    }
+
+    /** {@code getData} of an armed record the scope lists (it is never removed, so a missing one is unreadable). */
+    private Records.ArmedData readArmed(String armedPath, Stat stat) throws Exception {
         try {
-            byte[] bytes = client.getData().forPath(armedPath);
-            keep(raw, armedPath, bytes);
-            return Records.decodeArmed(armedPath, bytes);
+            Records.ArmedData armed = Records.decodeArmed(armedPath, client.getData().storingStatIn(stat).forPath(armedPath));
+            saw(stat);
+            return armed;
         } catch (KeeperException.NoNodeException e) {
-            throw new UnreadableRecordException(scopePath, "the scope says armed by attempt "
-                    + scope.lease().holder().attempt() + " but has no " + armedPath);
+            throw new UnreadableRecordException(armedPath, "the scope lists this armed record but it is gone");
         }
+    }
+
+    /**
+     * The chain of custody below {@code latest}: each scope 1…latest was legitimately opened
+     * ({@link Custody#opening}), checked against scopes 0…latest−1 read in one read-only
+     * {@code multi} (plus their armed records where needed, and {@code KEY/authorizations}'s ACL
+     * when a link rests on an authorization). Records never change once written, so a caller
+     * checks a scope once.
+     *
+     * @throws UnreadableRecordException naming the first scope that was not legitimately opened
+     */
+    void verifyChain(String keyPath, ScopeView latest) throws Exception {
+        int top = latest.scope();
+        if (top == 0) {
+            return;
+        }
+        List<Op> ops = new ArrayList<>();
+        for (int m = 0; m < top; m++) {
+            ops.addAll(scopeOps(keyPath, m));
+        }
+        List<OpResult> r = multiRead(ops);
+        boolean trusted = legacyTrusted();
+        int width = scopeOps(keyPath, 0).size();
+        ScopeRead previous = null;
+        for (int m = 0; m <= top; m++) {
+            ScopeRead read = m == top ? new ScopeRead(latest, null, false)
+                    : scopeRead(keyPath, m, r.subList(m * width, (m + 1) * width), trusted);
+            if (read == null) {
+                throw new UnreadableRecordException(Layout.scope(keyPath, m), "scope " + m + " is missing below scope "
+                        + top + ": the key's history is incomplete (a partial clean-up or restore)");
+            }
+            if (previous != null) {
+                Custody.Opening opening = Custody.opening(previous.view(), read.view(), previous.authorization());
+                String weakness = opening == Custody.Opening.AUTHORIZATION ? authorizationsWeakness(keyPath) : null;
+                Custody.requireOpened(previous.view(), read.view(), opening, weakness);
+            }
+            previous = read;
+        }
+    }
+
+    /**
+     * Why {@code KEY/authorizations} lets someone other than an operator create an authorization
+     * ({@code getACL}; {@link Acls#authorizationsWeakness}, with its limit), or null when it does not,
+     * or when roles are off.
+     */
+    String authorizationsWeakness(String keyPath) throws Exception {
+        Acls roles = acls.get();
+        return roles.on() ? roles.authorizationsWeakness(client.getACL().forPath(Layout.authorizations(keyPath))) : null;
     }
 
     private Op getDataOp(String path) {
@@ -495,6 +606,18 @@ final class ScopeProtocol {
         throw KeeperException.create(KeeperException.Code.get(err), path);
     }
 
+    /** A read-only multi's getChildren result, or null for NoNode; any other error is thrown, naming the path. */
+    private static List<String> childrenOrNull(OpResult result, String path) throws KeeperException {
+        if (result instanceof OpResult.GetChildrenResult children) {
+            return children.getChildren();
+        }
+        int err = ((OpResult.ErrorResult) result).getErr();
+        if (err == KeeperException.Code.NONODE.intValue()) {
+            return null;
+        }
+        throw KeeperException.create(KeeperException.Code.get(err), path);
+    }
+
     /** {@code getChildren KEY}: the highest scope number (the key's current scope). */
     int latestScope(String keyPath) throws Exception {
         int latest = -1;
@@ -505,61 +628,6 @@ final class ScopeProtocol {
             throw new UnreadableRecordException(keyPath, "the key has no scope 0");
         }
         return latest;
-    }
-
-    /**
-     * Reads scope {@code n}: {@code exists outcome} (watched when a watcher is given, so a waiter
-     * learns the outcome without becoming leader), {@code getData outcome} when present,
-     * {@code getData scope} (watched: lease changes and arming), and {@code getData armed-ATTEMPT}
-     * when the scope says armed and has no outcome yet (or always, for inspection).
-     *
-     * @throws KeeperException.NoNodeException when the scope does not exist
-     */
-    ScopeView readScope(String keyPath, int n, Watcher watcher) throws Exception {
-        return readScope(keyPath, n, watcher, null);
-    }
-
-    /** {@link #readScope(String, int, Watcher)} that also hands back each znode's raw data, by path. */
-    ScopeView readScope(String keyPath, int n, Watcher watcher, Map<String, byte[]> raw) throws Exception {
-        String scopePath = Layout.scope(keyPath, n);
-        String outcomePath = Layout.outcome(scopePath);
-        KeyHistory.OutcomeRecord outcome = null;
-        Stat outcomeStat = watcher == null ? client.checkExists().forPath(outcomePath)
-                : client.checkExists().usingWatcher(watcher).forPath(outcomePath);
-        if (outcomeStat != null) {
-            byte[] bytes = client.getData().forPath(outcomePath);
-            keep(raw, outcomePath, bytes);
-            outcome = Records.decodeOutcome(outcomePath, bytes);
-            saw(outcomeStat);
-        }
-        Stat stat = new Stat();
-        byte[] data = watcher == null || outcome != null
-                ? client.getData().storingStatIn(stat).forPath(scopePath)
-                : client.getData().storingStatIn(stat).usingWatcher(watcher).forPath(scopePath);
-        saw(stat);
-        keep(raw, scopePath, data);
-        Records.Scope scope = Records.decodeScope(scopePath, data);
-        checkOutcomeOnScope(outcomePath, scope, outcome);
-        // The armed record is evidence while no outcome exists; once one does, it is read only for inspection.
-        KeyHistory.Armed armed = scope.armed() && (outcome == null || raw != null) ? readArmed(scopePath, scope, raw) : null;
-        KeyHistory.Reconciliation reconciliation = null;
-        if (scope.reconciled()) {
-            String reconciliationPath = Layout.reconciliation(keyPath, n);
-            try {
-                byte[] bytes = client.getData().forPath(reconciliationPath);
-                keep(raw, reconciliationPath, bytes);
-                reconciliation = Records.decodeReconciliation(reconciliationPath, bytes);
-            } catch (KeeperException.NoNodeException e) {
-                throw new UnreadableRecordException(scopePath, "the scope says reconciled but has no " + reconciliationPath);
-            }
-        }
-        return new ScopeView(n, scopePath, scope, stat.getVersion(), stat.getMzxid(), armed, outcome, reconciliation);
-    }
-
-    private static void keep(Map<String, byte[]> raw, String path, byte[] data) {
-        if (raw != null) {
-            raw.put(path, data);
-        }
     }
 
     /**
@@ -580,7 +648,7 @@ final class ScopeProtocol {
     }
 
     /** An authorization as read: parsed, or reported unreadable (the caller decides what that means). */
-    private static AuthorizationView authorizationView(String path, int n, Stat stat, byte[] data) {
+    static AuthorizationView authorizationView(String path, int n, Stat stat, byte[] data) {
         try {
             return AuthorizationView.present(path, n, stat, Records.decodeAuthorization(path, data));
         } catch (UnreadableRecordException e) {
@@ -667,8 +735,12 @@ final class ScopeProtocol {
         SCOPE_GONE
     }
 
-    /** A lease write's result: the new token, or why there is none. */
-    record LeaseWrite(FencingToken token, LeaseRefusal refusal) {
+    /**
+     * A lease write's result: the new token, or why there is none.
+     *
+     * @param czxid the scope znode's creation zxid (its incarnation, which names its armed record); 0 when refused
+     */
+    record LeaseWrite(FencingToken token, long czxid, LeaseRefusal refusal) {
         boolean written() {
             return token != null;
         }
@@ -689,15 +761,15 @@ final class ScopeProtocol {
                     client.transactionOp().setData().withVersion(expectedVersion).forPath(scopePath, data));
             Stat stat = results.get(1).getResultStat();
             saw(stat);
-            return new LeaseWrite(new FencingToken(stat.getVersion(), stat.getMzxid()), null);
+            return new LeaseWrite(new FencingToken(stat.getVersion(), stat.getMzxid()), stat.getCzxid(), null);
         } catch (KeeperException e) {
             int failed = failedOp(e);
             KeeperException.Code code = failedCode(e);
             if (failed == 0 && code == KeeperException.Code.NONODE) {
-                return new LeaseWrite(null, LeaseRefusal.ELECTION_NODE_GONE);
+                return new LeaseWrite(null, 0, LeaseRefusal.ELECTION_NODE_GONE);
             }
             if (code == KeeperException.Code.NONODE) {
-                return new LeaseWrite(null, LeaseRefusal.SCOPE_GONE);
+                return new LeaseWrite(null, 0, LeaseRefusal.SCOPE_GONE);
             }
             if (code != KeeperException.Code.BADVERSION) {
                 throw e;
@@ -706,9 +778,9 @@ final class ScopeProtocol {
             byte[] now = client.getData().storingStatIn(stat).forPath(scopePath);
             saw(stat);
             if (stat.getVersion() == expectedVersion + 1 && Arrays.equals(now, data)) {
-                return new LeaseWrite(new FencingToken(stat.getVersion(), stat.getMzxid()), null); // our own, retried
+                return new LeaseWrite(new FencingToken(stat.getVersion(), stat.getMzxid()), stat.getCzxid(), null); // our own, retried
             }
-            return new LeaseWrite(null, LeaseRefusal.VERSION_MOVED);
+            return new LeaseWrite(null, 0, LeaseRefusal.VERSION_MOVED);
         }
     }
 
@@ -724,6 +796,11 @@ final class ScopeProtocol {
         FENCED,
         /** The scope znode is gone. */
         SCOPE_GONE,
+        /**
+         * The scope's armed record exists already: someone else armed it (only a forged record, made
+         * with the worker credential, can be there while this executor holds the lease).
+         */
+        ALREADY_ARMED,
         /** No reply (connection loss, session expiry, timeout): it counts as armed. */
         RESULT_UNKNOWN,
         /** ZooKeeper refused for another reason (permission, say). */
@@ -748,24 +825,29 @@ final class ScopeProtocol {
     /**
      * The linearization point: one {@code multi} that checks the namespace's genesis id and the
      * executor's election node (this incarnation), moves the scope znode from the executor's
-     * token to "armed" (a versioned {@code setData}, so no lease takeover can slip in before the
-     * outcome), and creates the immutable {@code armed-ATTEMPT} znode. Sent once, asynchronously,
-     * on the raw ZooKeeper handle: Curator would retry it, and a connection loss here must count as
-     * armed (the caller never invokes the action then). The reply is awaited even through an
-     * interrupt, so the caller always learns whether it armed: an interrupt cannot turn a
-     * successful arming into an unknown one.
+     * token to "armed" (a versioned {@code setData}: the token is checked, and no lease takeover
+     * can slip in afterwards), and creates the immutable armed record {@code KEY/n/armed} with its
+     * child {@code armed/outcome} (empty until the outcome is written). The armed record is created
+     * once: only one arming can ever succeed, whatever anyone wrote into the scope's data
+     * ({@link Custody}); and with a child it can never be removed. It commits to {@code secret},
+     * which the outcome reveals. Sent once, asynchronously, on the raw ZooKeeper handle: Curator
+     * would retry it, and a connection loss here must count as armed (the caller never invokes the
+     * action then). The reply is awaited even through an interrupt, so the caller always learns
+     * whether it armed: an interrupt cannot turn a successful arming into an unknown one.
      *
      * @param replyBound how long to wait for a reply before giving up (it counts as armed then)
      */
     Arming arm(String scopePath, FencingToken token, String electionNode, String genesisId, Records.Scope armedScope,
-               KeyHistory.Armed armed, java.time.Duration replyBound) throws Exception {
+               KeyHistory.Armed armed, String secret, java.time.Duration replyBound) throws Exception {
         // Built as Curator ops (so the client's ACL provider and namespace apply), sent once on the raw handle.
         List<Op> ops = List.of(
                 client.transactionOp().check().withVersion(0).forPath(Layout.genesisMarker(namespace, genesisId)).get(),
                 client.transactionOp().check().withVersion(0).forPath(electionNode).get(),
                 client.transactionOp().setData().withVersion(token.version()).forPath(scopePath, Records.scope(armedScope)).get(),
-                client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.RECORD))
-                        .forPath(Layout.armed(scopePath, armed.by().attempt()), Records.armed(armed)).get());
+                client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.ARMED))
+                        .forPath(Layout.armed(scopePath), Records.armed(armed, secret)).get(),
+                client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.OUTCOME))
+                        .forPath(Layout.outcome(scopePath), new byte[0]).get());
         ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
         CompletableFuture<Arming> reply = new CompletableFuture<>();
         zk.multi(ops, (rc, path, ctx, results) -> reply.complete(arming(rc, results)), null);
@@ -816,6 +898,8 @@ final class ScopeProtocol {
             refusal = ArmRefusal.FENCED;
         } else if (failed == 2 && opCode == KeeperException.Code.NONODE) {
             refusal = ArmRefusal.SCOPE_GONE;
+        } else if (failed == 3 && opCode == KeeperException.Code.NODEEXISTS) {
+            refusal = ArmRefusal.ALREADY_ARMED;
         } else {
             refusal = ArmRefusal.ERROR;
         }
@@ -828,33 +912,42 @@ final class ScopeProtocol {
     enum OutcomeWrite {
         /** Written (or found already written by our own retried attempt). */
         RECORDED,
-        /** Another attempt's outcome is there: ours was not written. */
+        /**
+         * Another outcome is there: an operator's reconciliation took the scope's outcome first
+         * (or one was forged with the worker credential); ours was not written.
+         */
         ANOTHER_OUTCOME,
         /** Our armed record is gone: the key was deleted (and maybe recreated); ours was not written. */
-        ARMED_RECORD_GONE,
-        /** The scope znode was rewritten or removed since arming; ours was not written. */
-        SCOPE_CHANGED
+        ARMED_RECORD_GONE
     }
 
     /**
-     * {@code multi(check(armed-ATTEMPT, 0), check(scope, armedVersion), create outcome [, create
-     * KEY/n+1])}: the immutable outcome, bound to this executor's own armed record (so it can
-     * never land in a recreated scope that another executor armed), and for {@code not_sent} the
-     * next scope in the same transaction, so waiters move on at once. When an authorization
-     * already opened the next scope, the outcome is written without it. Retried by Curator; a
-     * retry that meets an existing outcome recognises its own attempt id.
+     * {@code multi(check(electionNode, 0), setData(armed/outcome, outcome, 0) [, create KEY/n+1])}:
+     * the outcome's one write (version 0 → 1: a reconciliation or any other write that came first
+     * makes it fail), revealing the secret this executor's armed record committed to (so every
+     * reader can tell it from a forgery), and for {@code not_sent} the next scope in the same
+     * transaction, so waiters move on at once (that the outcome's write created the next scope is
+     * what proves the next scope's opening). The check of the executor's election node binds the
+     * write to the incarnation it armed (a recreated scope has no such node). When that node is gone
+     * (the session ended, or the key was deleted), the armed record is read and must be this
+     * executor's own (its commitment) before the write is sent without the check. The scope znode's
+     * data is not checked: it decides nothing once armed, and a worker credential may rewrite it.
+     * When an authorization already opened the next scope, the outcome is written without it.
+     * Retried by Curator; a retry that finds the outcome written recognises its own secret.
      */
-    OutcomeWrite recordOutcome(String keyPath, int scope, int armedVersion, String armedPath,
-                               KeyHistory.OutcomeRecord outcome) throws Exception {
+    OutcomeWrite recordOutcome(String keyPath, int scope, String electionNode, KeyHistory.OutcomeRecord outcome,
+                               String secret) throws Exception {
         String scopePath = Layout.scope(keyPath, scope);
         String outcomePath = Layout.outcome(scopePath);
         boolean openNext = outcome.outcome() == Outcome.NOT_SENT;
+        String bindTo = electionNode;
         while (true) {
             List<CuratorOp> ops = new ArrayList<>();
-            ops.add(client.transactionOp().check().withVersion(0).forPath(armedPath));
-            ops.add(client.transactionOp().check().withVersion(armedVersion).forPath(scopePath));
-            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.RECORD))
-                    .forPath(outcomePath, Records.outcome(outcome)));
+            if (bindTo != null) {
+                ops.add(client.transactionOp().check().withVersion(0).forPath(bindTo));
+            }
+            int write = ops.size();
+            ops.add(client.transactionOp().setData().withVersion(0).forPath(outcomePath, Records.outcome(outcome, secret)));
             if (openNext) {
                 byte[] next = Records.scope(new Records.Scope("not_sent:" + scope, clock.instant(), null, false, false));
                 ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.SCOPE))
@@ -865,23 +958,37 @@ final class ScopeProtocol {
                 return OutcomeWrite.RECORDED;
             } catch (KeeperException e) {
                 int failed = failedOp(e);
-                if (failed == 0) {
+                if (bindTo != null && failed == 0) {
+                    if (!armedByUs(scopePath, secret)) {
+                        return OutcomeWrite.ARMED_RECORD_GONE;
+                    }
+                    bindTo = null; // our session's election node is gone, but the armed record is ours
+                    continue;
+                }
+                if (failed == write && e instanceof KeeperException.NoNodeException) {
                     return OutcomeWrite.ARMED_RECORD_GONE;
                 }
-                if (failed == 1) {
-                    return OutcomeWrite.SCOPE_CHANGED;
+                if (failed == write && e instanceof KeeperException.BadVersionException) {
+                    byte[] found = client.getData().forPath(outcomePath);
+                    return Records.decodeOutcome(outcomePath, found) instanceof Records.ExecutorOutcome mine
+                            && secret.equals(mine.secret()) ? OutcomeWrite.RECORDED : OutcomeWrite.ANOTHER_OUTCOME;
                 }
-                if (failed == 2 && e instanceof KeeperException.NodeExistsException) {
-                    KeyHistory.OutcomeRecord found = Records.decodeOutcome(outcomePath, client.getData().forPath(outcomePath));
-                    return found.by().attempt().equals(outcome.by().attempt())
-                            ? OutcomeWrite.RECORDED : OutcomeWrite.ANOTHER_OUTCOME;
-                }
-                if (failed == 3 && e instanceof KeeperException.NodeExistsException) {
+                if (failed == write + 1 && e instanceof KeeperException.NodeExistsException) {
                     openNext = false; // an authorization opened scope n+1 already: record the outcome alone
                     continue;
                 }
                 throw e;
             }
+        }
+    }
+
+    /** {@code getData KEY/n/armed}: whether the scope's armed record is the one that committed to {@code secret}. */
+    private boolean armedByUs(String scopePath, String secret) throws Exception {
+        try {
+            Records.ArmedData armed = Records.decodeArmed(Layout.armed(scopePath), client.getData().forPath(Layout.armed(scopePath)));
+            return Records.commitment(secret).equals(armed.commitment());
+        } catch (KeeperException.NoNodeException gone) {
+            return false;
         }
     }
 
@@ -923,9 +1030,11 @@ final class ScopeProtocol {
     }
 
     /**
-     * {@code multi(check(after-n, its version), check(scope n, its version), create KEY/n+1)}: the
-     * next scope, opened by the authorization for the consumed scope n, bound to both as read (so
-     * an authorization of another incarnation of the key, or a scope changed since, opens nothing).
+     * {@code multi(check(after-n, its version), setData(scope n, as read, its version), create
+     * KEY/n+1)}: the next scope, opened by the authorization for the consumed scope n, bound to both
+     * as read (so an authorization of another incarnation of the key, or a scope changed since,
+     * opens nothing). Moving scope n's version is what an operator's reconciliation of scope n
+     * meets: exactly one of the two lands ({@link #reconcile}).
      */
     Opening openAuthorizedScope(String keyPath, ScopeView consumed, AuthorizationView authorization) throws Exception {
         int n = consumed.scope();
@@ -933,7 +1042,8 @@ final class ScopeProtocol {
         try {
             saw(results(client.transaction().forOperations(
                     client.transactionOp().check().withVersion(authorization.version()).forPath(authorization.path()),
-                    client.transactionOp().check().withVersion(consumed.version()).forPath(consumed.path()),
+                    client.transactionOp().setData().withVersion(consumed.version())
+                            .forPath(consumed.path(), Records.scope(consumed.data())),
                     client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.SCOPE))
                             .forPath(Layout.scope(keyPath, n + 1), data))));
             return Opening.OPENED;
@@ -951,20 +1061,37 @@ final class ScopeProtocol {
     // ---- operators: reconciliation and retention ------------------------------------------
 
     /**
-     * {@code multi(check(scope, version), setData(scope, reconciled, version), create
-     * KEY/authorizations/reconciled-n)}: an operator's verdict that a {@code send_status_unknown} (or
-     * armed-without-outcome) scope was delivered. Moving the scope's version also fences the
-     * executor's own outcome write, should it still come: it can no longer record {@code not_sent}
-     * and reopen the key. The original records stay beside it.
+     * An operator's verdict that a consumed-unknown scope was delivered, decided by ZooKeeper
+     * against everything that could race it. For a scope armed without outcome: {@code
+     * multi(check(scope, version), setData(armed/outcome, sent_verified marker, 0), create
+     * KEY/authorizations/reconciled-n)}: the outcome is written once (version 0 → 1), so either this
+     * multi or the executor's own outcome lands, never both (a late {@code not_sent} can no longer
+     * reopen the key; a {@code not_sent} that came first makes this one fail, and the scope is then
+     * no longer consumed). For a {@code send_status_unknown} scope: {@code multi(check(scope,
+     * version), check(armed/outcome, 1), create KEY/authorizations/reconciled-n)}. The scope version
+     * check is what an authorization opening scope n+1 moves ({@link #openAuthorizedScope}): a
+     * reconciliation never lands on a scope that is no longer the latest. The original records stay
+     * beside it. (Scopes armed before schema 4 keep their outcome at {@code KEY/n/outcome}: created
+     * there, or checked there.)
      *
      * @return false when the scope changed since it was read (read again)
      */
     boolean reconcile(ScopeView scope, KeyHistory.Reconciliation reconciliation) throws Exception {
+        boolean current = Layout.ARMED.equals(scope.armedName());
+        String outcomePath = current ? Layout.outcome(scope.path()) : Layout.legacyOutcome(scope.path());
+        CuratorOp outcomeOp;
+        if (scope.outcome() != null) {
+            outcomeOp = client.transactionOp().check().withVersion(current ? 1 : 0).forPath(outcomePath);
+        } else if (current) {
+            outcomeOp = client.transactionOp().setData().withVersion(0).forPath(outcomePath, Records.reconciledMarker(scope.scope()));
+        } else {
+            outcomeOp = client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.RECORD))
+                    .forPath(outcomePath, Records.reconciledMarker(scope.scope()));
+        }
         try {
             saw(results(client.transaction().forOperations(
                     client.transactionOp().check().withVersion(scope.version()).forPath(scope.path()),
-                    client.transactionOp().setData().withVersion(scope.version())
-                            .forPath(scope.path(), Records.scope(scope.data().reconciledNow())),
+                    outcomeOp,
                     client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.RECORD))
                             .forPath(Layout.reconciliation(Layout.keyOfScope(scope.path()), scope.scope()),
                                     Records.reconciliation(reconciliation)))));
@@ -1022,6 +1149,15 @@ final class ScopeProtocol {
         Instant received = clock.instant();
         saw(stat);
         return new Probe(path, stat, sent, received);
+    }
+
+    /** {@code delete} of a probe {@link #probe} made (it would go with the session anyway). */
+    void deleteProbe(String path) throws Exception {
+        try {
+            client.delete().forPath(path);
+        } catch (KeeperException.NoNodeException gone) {
+            // gone with its session already
+        }
     }
 
     /** {@code getACL PATH}; null when the znode does not exist. */

@@ -3,46 +3,42 @@ package dev.oncegate;
 import java.util.Objects;
 
 /**
- * One scope as a contender reads it: its znode data and stat, and its armed, outcome and
- * reconciliation records when present. Reads happen in the reverse order of the protocol's
- * writes (outcome, then the scope znode, whose {@code armed} flag is written in the same multi
- * as the armed znode), so a view never shows a later state without the earlier ones. Immutable.
+ * One scope as a reader judged it ({@link Custody#judge}): its znode data and stat, its armed
+ * record's name (and the record, when it was read), its outcome and reconciliation, and the state
+ * they prove. The state rests on immutable records only; the scope znode's data (the lease) only
+ * says who holds an open scope. Immutable.
  *
- * @param mzxid the zxid of the scope znode's last write; once armed, that is the arming multi's
- *              zxid (only a reconciliation writes the scope znode after arming), which dates the
- *              consumption
+ * @param mzxid       the zxid of the scope znode's last write
+ * @param czxid       the zxid of its creation: its incarnation (it names the armed record)
+ * @param armedName   its armed record's child name, or null when not armed
+ * @param armed       the armed record, or null when not armed or not read
+ * @param armedZxid   the armed record's creation zxid: when the scope was consumed (0 when not read)
+ * @param outcome     the executor's outcome, or null (none, or an operator's reconciliation marker)
+ * @param outcomeZxid the creation zxid of the {@code outcome} znode, whoever wrote it (0 when none)
+ * @param reconciliation an operator's reconciliation, or null
+ * @param state       what the records prove
  */
-record ScopeView(int scope, String path, Records.Scope data, int version, long mzxid,
-                 KeyHistory.Armed armed, KeyHistory.OutcomeRecord outcome, KeyHistory.Reconciliation reconciliation) {
+record ScopeView(int scope, String path, Records.Scope data, int version, long mzxid, long czxid, String armedName,
+                 KeyHistory.Armed armed, long armedZxid, KeyHistory.OutcomeRecord outcome, long outcomeZxid,
+                 KeyHistory.Reconciliation reconciliation, ScopeState state) {
 
     ScopeView {
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(data, "data");
+        Objects.requireNonNull(state, "state");
     }
 
-    ScopeState state() {
-        if (data.reconciled()) {
-            return ScopeState.SENT_VERIFIED;
-        }
-        if (outcome != null) {
-            return switch (outcome.outcome()) {
-                case SENT_VERIFIED -> ScopeState.SENT_VERIFIED;
-                case SEND_STATUS_UNKNOWN -> ScopeState.SEND_STATUS_UNKNOWN;
-                case NOT_SENT -> ScopeState.NOT_SENT;
-            };
-        }
-        if (data.armed()) {
-            return ScopeState.ARMED;
-        }
-        return data.lease() == null ? ScopeState.OPEN : ScopeState.LEASED;
+    /** A scope this contender just created (with its key): open, version 0, created at {@code czxid} (0 when unknown). */
+    static ScopeView created(int scope, String path, Records.Scope data, long czxid) {
+        return new ScopeView(scope, path, data, 0, czxid, czxid, null, null, 0, null, 0, null, ScopeState.OPEN);
     }
 
-    /** The armed record's path: named by the attempt that armed (the holder the scope data names). */
+    /** The armed record's path. */
     String armedPath() {
-        if (!data.armed()) {
+        if (armedName == null) {
             throw new IllegalStateException("scope " + scope + " is not armed");
         }
-        return Layout.armed(path, data.lease().holder().attempt());
+        return path + "/" + armedName;
     }
 
     /** The record this view's state rests on, as evidence for a decision. */
@@ -54,13 +50,16 @@ record ScopeView(int scope, String path, Records.Scope data, int version, long m
         }
         if (outcome != null) {
             Actor by = outcome.by();
-            return new Evidence(Layout.outcome(path), scope, by.task(), by.host(), outcome.at(),
+            return new Evidence(Layout.ARMED.equals(armedName) ? Layout.outcome(path) : Layout.legacyOutcome(path), scope, by.task(), by.host(), outcome.at(),
                     detail + ": outcome " + outcome.outcome().wireName() + " (" + outcome.detail() + ")");
         }
         if (armed != null) {
             Actor by = armed.by();
             return new Evidence(armedPath(), scope, by.task(), by.host(), armed.at(),
                     detail + ": armed with token " + armed.token() + ", no outcome recorded");
+        }
+        if (armedName != null) {
+            return new Evidence(armedPath(), scope, null, null, data.at(), detail + ": armed");
         }
         if (data.lease() != null) {
             Actor by = data.lease().holder();

@@ -41,8 +41,16 @@ class ContentionRulesTest {
         return view(0, new Records.Scope("initial", T0, lease, true, false), 2, mzxid, record);
     }
 
+    /** A scope as a reader judges it: armed when {@code data} says so (then armed at {@code mzxid}), decided by {@code outcome}. */
     static ScopeView view(int n, Records.Scope data, int version, long mzxid, KeyHistory.OutcomeRecord outcome) {
-        return new ScopeView(n, "/ns/keys/ab/cd/k/" + n, data, version, mzxid, null, outcome, null);
+        ScopeState state = outcome != null ? switch (outcome.outcome()) {
+            case SENT_VERIFIED -> ScopeState.SENT_VERIFIED;
+            case SEND_STATUS_UNKNOWN -> ScopeState.SEND_STATUS_UNKNOWN;
+            case NOT_SENT -> ScopeState.NOT_SENT;
+        } : data.armed() ? ScopeState.ARMED : data.lease() == null ? ScopeState.OPEN : ScopeState.LEASED;
+        boolean armed = data.armed() || outcome != null;
+        return new ScopeView(n, "/ns/keys/ab/cd/k/" + n, data, version, mzxid, 1, armed ? "armed-1" : null, null,
+                armed ? mzxid : 0, outcome, outcome != null ? mzxid + 1 : 0, null, state);
     }
 
     static AuthorizationView authorization(long czxid) {

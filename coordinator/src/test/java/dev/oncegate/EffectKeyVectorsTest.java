@@ -101,15 +101,45 @@ class EffectKeyVectorsTest {
     }
 
     @Test
-    void idempotencyKey_isTheDocumentedDerivation_perScope() {
+    void idempotencyKey_isTheDocumentedDerivation_perScopeAndIncarnation() {
         EffectKey key = EffectKey.of(Destination.stable("slack", "C024BE91L"), "hello world\n".getBytes(StandardCharsets.UTF_8));
+        String genesis = "0b5cf2a4-7c1e-4f7d-9a0e-5d6f3b2a1c00";
 
-        // printf 'oncegate-idempotency/v1\n%s\n%s\n' KEY SCOPE | sha256sum | cut -c1-32
-        assertThat(key.idempotencyKey(0)).isEqualTo("3811eda8acbca315e9850f7af8351b4a");
-        assertThat(key.idempotencyKey(1)).isEqualTo("e8acc2468df4037dc53dd59f2fe16a79");
-        assertThat(new BoundaryAction.Context(key, 1, new FencingToken(7, 99L), "any-task").idempotencyKey())
-                .isEqualTo(key.idempotencyKey(1));
-        assertThatThrownBy(() -> key.idempotencyKey(-1)).hasMessageStartingWith("scope:");
+        // printf 'oncegate-idempotency/v2\n%s\n%s\n%s\n%s\n' KEY SCOPE GENESIS ZXID | sha256sum | cut -c1-32
+        assertThat(key.idempotencyKey(0, genesis, 0x100000002L)).isEqualTo(shell(key.key(), 0, genesis, "100000002"));
+        assertThat(key.idempotencyKey(1, genesis, 0x100000002L)).isEqualTo(shell(key.key(), 1, genesis, "100000002"))
+                .isNotEqualTo(key.idempotencyKey(0, genesis, 0x100000002L));
+        // another incarnation of the key (removed by retention and entered again, or another namespace life)
+        assertThat(key.idempotencyKey(0, genesis, 0x100000077L)).isNotEqualTo(key.idempotencyKey(0, genesis, 0x100000002L));
+        assertThat(key.idempotencyKey(0, "other-genesis", 0x100000002L)).isNotEqualTo(key.idempotencyKey(0, genesis, 0x100000002L));
+        assertThat(new BoundaryAction.Context(key, 1, new FencingToken(7, 99L), "any-task", genesis, 0x100000002L).idempotencyKey())
+                .isEqualTo(key.idempotencyKey(1, genesis, 0x100000002L));
+        assertThatThrownBy(() -> key.idempotencyKey(-1, genesis, 1)).hasMessageStartingWith("scope:");
+        assertThatThrownBy(() -> key.idempotencyKey(0, "", 1)).hasMessageStartingWith("genesisId:");
+        assertThatThrownBy(() -> key.idempotencyKey(0, genesis, 0)).hasMessageStartingWith("keyZxid:");
+    }
+
+    /** The README's shell recipe, run by a shell when one is here (else the same text hashed in Java). */
+    private static String shell(String key, int scope, String genesis, String zxidHex) {
+        String text = "oncegate-idempotency/v2\n" + key + "\n" + scope + "\n" + genesis + "\n" + zxidHex + "\n";
+        try {
+            Process p = new ProcessBuilder("sh", "-c", "printf 'oncegate-idempotency/v2\\n%s\\n%s\\n%s\\n%s\\n' \"$0\" \"$1\" \"$2\" \"$3\""
+                    + " | sha256sum | cut -c1-32", key, String.valueOf(scope), genesis, zxidHex).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            if (p.waitFor() == 0 && out.length() == 32) {
+                return out;
+            }
+        } catch (java.io.IOException e) {
+            // no shell: fall back to the text itself
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(text.getBytes(StandardCharsets.UTF_8))).substring(0, 32);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Test

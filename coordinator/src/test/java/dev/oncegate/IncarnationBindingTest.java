@@ -26,9 +26,10 @@ class IncarnationBindingTest extends OneNamespacePerTest {
     }
 
     /** An election node of our own under the scope, as LeaderLatch would create it. */
+    /** An election node, named as a LeaderLatch names its own: a protected name, unique to the latch. */
     String electionNode(int scope) throws Exception {
         return client.create().creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-                .forPath(Layout.latch(Layout.scope(keyPath, scope)) + "/_c_test-latch-");
+                .forPath(Layout.latch(Layout.scope(keyPath, scope)) + "/_c_" + java.util.UUID.randomUUID() + "-latch-");
     }
 
     static Actor actor(String attempt) {
@@ -76,17 +77,17 @@ class IncarnationBindingTest extends OneNamespacePerTest {
     void leaseCas_decidedOnAReadOfTheOldIncarnation_failsOnTheNewOneEvenAtTheSameVersion() throws Exception {
         // Given a contender whose election node existed before it read scope 0 at version 0
         String staleNode = electionNode(0);
-        ScopeView read = protocol.readScope(keyPath, 0, null);
+        ScopeView read = protocol.readScope(keyPath, 0);
         assertThat(read.version()).isZero();
         // When the key is deleted and recreated: the new scope 0 is again at version 0
         recreateKey();
-        assertThat(protocol.readScope(keyPath, 0, null).version()).isZero();
+        assertThat(protocol.readScope(keyPath, 0).version()).isZero();
 
         // Then the CAS bound to the old election node fails, and the new scope is untouched
         ScopeProtocol.LeaseWrite write = protocol.writeLease(read.path(), 0, lease("a", staleNode), staleNode);
         assertThat(write.written()).isFalse();
         assertThat(write.refusal()).isEqualTo(ScopeProtocol.LeaseRefusal.ELECTION_NODE_GONE);
-        assertThat(protocol.readScope(keyPath, 0, null).data().lease()).isNull();
+        assertThat(protocol.readScope(keyPath, 0).data().lease()).isNull();
     }
 
     @Test
@@ -109,7 +110,7 @@ class IncarnationBindingTest extends OneNamespacePerTest {
         ScopeProtocol.Arming arming = arm(held);
 
         assertThat(arming.refusal()).isEqualTo(ScopeProtocol.ArmRefusal.NAMESPACE_REPLACED);
-        assertThat(client.getChildren().forPath(held.scopePath())).noneMatch(c -> c.startsWith("armed-"));
+        assertThat(client.getChildren().forPath(held.scopePath())).noneMatch(c -> c.startsWith("armed"));
     }
 
     @Test
@@ -120,56 +121,72 @@ class IncarnationBindingTest extends OneNamespacePerTest {
         ScopeProtocol.Arming arming = arm(held);
 
         assertThat(arming.refusal()).isEqualTo(ScopeProtocol.ArmRefusal.ELECTION_NODE_GONE);
-        assertThat(protocol.readScope(keyPath, 0, null).data().armed()).isFalse();
+        assertThat(protocol.readScope(keyPath, 0).data().armed()).isFalse();
     }
 
     @Test
     void outcome_ofAnExecutorFromTheOldIncarnation_neverLandsInTheRecreatedScope() throws Exception {
         // Given executor A armed scope 0 (version 2) and is inside its action
-        String scopePath = Layout.scope(keyPath, 0);
-        int armedA = armAs("a");
+        Armed armedA = armAs("a");
         // When the key is deleted and recreated, and executor B arms the new scope 0 — at the same version
         recreateKey();
-        int armedB = armAs("b");
-        assertThat(armedB).isEqualTo(armedA);
+        Armed armedB = armAs("b");
+        assertThat(armedB.version()).isEqualTo(armedA.version());
 
         // Then A's outcome (not_sent, which would also open scope 1) is refused: its armed record is gone
-        ScopeProtocol.OutcomeWrite a = protocol.recordOutcome(keyPath, 0, armedA, Layout.armed(scopePath, "a"),
-                outcome(Outcome.NOT_SENT, "a"));
+        ScopeProtocol.OutcomeWrite a = protocol.recordOutcome(keyPath, 0, armedA.node(), outcome(Outcome.NOT_SENT, "a"),
+                armedA.secret());
         assertThat(a).isEqualTo(ScopeProtocol.OutcomeWrite.ARMED_RECORD_GONE);
-        assertThat(client.checkExists().forPath(Layout.outcome(scopePath))).isNull();
+        assertThat(client.getData().forPath(Layout.outcome(Layout.scope(keyPath, 0)))).as("B's, not written yet").isEmpty();
         assertThat(client.checkExists().forPath(Layout.scope(keyPath, 1))).isNull();
         // and B's is recorded
-        assertThat(protocol.recordOutcome(keyPath, 0, armedB, Layout.armed(scopePath, "b"), outcome(Outcome.SENT_VERIFIED, "b")))
+        assertThat(protocol.recordOutcome(keyPath, 0, armedB.node(), outcome(Outcome.SENT_VERIFIED, "b"), armedB.secret()))
                 .isEqualTo(ScopeProtocol.OutcomeWrite.RECORDED);
-        assertThat(protocol.readScope(keyPath, 0, null).outcome().by().attempt()).isEqualTo("b");
+        assertThat(protocol.readScope(keyPath, 0).outcome().by().attempt()).isEqualTo("b");
     }
 
     @Test
-    void outcome_afterTheScopeWasRewritten_isNotRecorded() throws Exception {
+    void outcome_afterTheScopeWasRewritten_isStillRecorded_theScopeDataDecidesNothingOnceArmed() throws Exception {
         String scopePath = Layout.scope(keyPath, 0);
-        int armed = armAs("a");
+        Armed armed = armAs("a");
         byte[] data = client.getData().forPath(scopePath);
-        client.setData().forPath(scopePath, data); // same bytes, new version
+        client.setData().forPath(scopePath, data); // same bytes, new version (what a worker credential may do)
 
-        assertThat(protocol.recordOutcome(keyPath, 0, armed, Layout.armed(scopePath, "a"), outcome(Outcome.SENT_VERIFIED, "a")))
-                .isEqualTo(ScopeProtocol.OutcomeWrite.SCOPE_CHANGED);
-        assertThat(client.checkExists().forPath(Layout.outcome(scopePath))).isNull();
+        assertThat(protocol.recordOutcome(keyPath, 0, armed.node(), outcome(Outcome.SENT_VERIFIED, "a"), armed.secret()))
+                .isEqualTo(ScopeProtocol.OutcomeWrite.RECORDED);
+        assertThat(protocol.readScope(keyPath, 0).state()).isEqualTo(ScopeState.SENT_VERIFIED);
+    }
+
+    @Test
+    void secondArming_ofOneScopeIncarnation_meetsTheArmedRecord_whateverTheScopeDataSays() throws Exception {
+        // Given A armed scope 0, and someone wrote the scope's data back to an open lease for B
+        Armed armedA = armAs("a");
+        Held b = leaseScopeZero("b"); // a CAS on the rewritten data: the data is a worker's to write
+
+        // When B arms
+        ScopeProtocol.Arming arming = arm(b);
+
+        // Then the armed record A created is the barrier: B is refused and nothing of B's is written
+        assertThat(arming.refusal()).isEqualTo(ScopeProtocol.ArmRefusal.ALREADY_ARMED);
+        assertThat(client.getChildren().forPath(Layout.scope(keyPath, 0))).filteredOn(c -> c.startsWith("armed"))
+                .containsExactly("armed");
+        assertThat(Records.decodeArmed(armedA.path(), client.getData().forPath(armedA.path())).commitment())
+                .as("A's armed record").isEqualTo(Records.commitment(armedA.secret()));
+        assertThat(protocol.readScope(keyPath, 0).state()).isEqualTo(ScopeState.ARMED);
     }
 
     @Test
     void notSentOutcome_whenAnAuthorizationOpenedTheNextScopeAlready_isRecordedWithoutIt() throws Exception {
-        String scopePath = Layout.scope(keyPath, 0);
-        int armed = armAs("a");
+        Armed armed = armAs("a");
         client.create().forPath(Layout.authorization(keyPath, 0), "{\"by\":\"ops\",\"reason\":\"lost\"}".getBytes(StandardCharsets.UTF_8));
-        ScopeView consumed = protocol.readScope(keyPath, 0, null);
+        ScopeView consumed = protocol.readScope(keyPath, 0);
         assertThat(protocol.openAuthorizedScope(keyPath, consumed, protocol.readAuthorization(keyPath, 0)))
                 .isEqualTo(ScopeProtocol.Opening.OPENED);
 
-        assertThat(protocol.recordOutcome(keyPath, 0, armed, Layout.armed(scopePath, "a"), outcome(Outcome.NOT_SENT, "a")))
+        assertThat(protocol.recordOutcome(keyPath, 0, armed.node(), outcome(Outcome.NOT_SENT, "a"), armed.secret()))
                 .isEqualTo(ScopeProtocol.OutcomeWrite.RECORDED);
-        assertThat(protocol.readScope(keyPath, 0, null).state()).isEqualTo(ScopeState.NOT_SENT);
-        assertThat(protocol.readScope(keyPath, 1, null).data().opened()).isEqualTo("after-0");
+        assertThat(protocol.readScope(keyPath, 0).state()).isEqualTo(ScopeState.NOT_SENT);
+        assertThat(protocol.readScope(keyPath, 1).data().opened()).isEqualTo("after-0");
     }
 
     @Test
@@ -180,41 +197,55 @@ class IncarnationBindingTest extends OneNamespacePerTest {
         AuthorizationView read = protocol.readAuthorization(keyPath, 0);
         client.setData().forPath(auth, "{\"by\":\"mallory\",\"reason\":\"x\"}".getBytes(StandardCharsets.UTF_8));
 
-        assertThat(protocol.openAuthorizedScope(keyPath, protocol.readScope(keyPath, 0, null), read))
+        assertThat(protocol.openAuthorizedScope(keyPath, protocol.readScope(keyPath, 0), read))
                 .isEqualTo(ScopeProtocol.Opening.CHANGED);
         assertThat(client.checkExists().forPath(Layout.scope(keyPath, 1))).isNull();
     }
 
     /**
      * Scope 0's lease as {@code attempt} holds it between its decision and arming: its election
-     * node, the scope's path, the leased record and the token the lease write returned.
+     * node, the scope's path, the leased record, the token the lease write returned and the scope's
+     * creation zxid (which names its armed record).
      */
-    record Held(String attempt, String node, String scopePath, Records.Scope leased, FencingToken token) {
+    record Held(String attempt, String node, String scopePath, Records.Scope leased, FencingToken token, long czxid) {
+    }
+
+    /**
+     * An arming that succeeded: the scope's version after it, its armed record, the secret it
+     * committed to, and the executor's election node.
+     */
+    record Armed(int version, String path, String secret, String node) {
     }
 
     /** Joins scope 0's election and takes its lease as {@code attempt}. */
     Held leaseScopeZero(String attempt) throws Exception {
         String node = electionNode(0);
         String scopePath = Layout.scope(keyPath, 0);
-        ScopeView view = protocol.readScope(keyPath, 0, null);
+        ScopeView view = protocol.readScope(keyPath, 0);
         Records.Scope leased = lease(attempt, node);
-        FencingToken token = protocol.writeLease(scopePath, view.version(), leased, node).token();
-        return new Held(attempt, node, scopePath, leased, token);
+        ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, view.version(), leased, node);
+        return new Held(attempt, node, scopePath, leased, write.token(), write.czxid());
     }
 
-    /** The arming write of {@code held}, as its executor sends it. */
-    ScopeProtocol.Arming arm(Held held) throws Exception {
+    /** The arming write of {@code held}, as its executor sends it, committing to {@code secret}. */
+    ScopeProtocol.Arming arm(Held held, String secret) throws Exception {
         return protocol.arm(held.scopePath(), held.token(), held.node(), genesisId, armedScope(held.leased()),
-                armedRecord(held.attempt(), held.token()), Duration.ofSeconds(10));
+                armedRecord(held.attempt(), held.token()), secret, Duration.ofSeconds(10));
     }
 
-    /** Takes the lease of scope 0 and arms it as {@code attempt}; returns the armed version. */
-    int armAs(String attempt) throws Exception {
+    ScopeProtocol.Arming arm(Held held) throws Exception {
+        return arm(held, Records.newSecret());
+    }
+
+    /** Takes the lease of scope 0 and arms it as {@code attempt}. */
+    Armed armAs(String attempt) throws Exception {
         Held held = leaseScopeZero(attempt);
-        ScopeProtocol.Arming arming = arm(held);
+        String secret = Records.newSecret();
+        ScopeProtocol.Arming arming = arm(held, secret);
         assertThat(arming.armed()).as("arming as " + attempt).isTrue();
-        assertThat(client.checkExists().forPath(Layout.armed(held.scopePath(), attempt))).isNotNull();
-        return arming.armedVersion();
+        String path = Layout.armed(held.scopePath());
+        assertThat(client.checkExists().forPath(path)).isNotNull();
+        return new Armed(arming.armedVersion(), path, secret, held.node());
     }
 
     static Records.Scope armedScope(Records.Scope leased) {

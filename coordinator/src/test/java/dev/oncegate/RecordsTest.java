@@ -58,8 +58,12 @@ class RecordsTest {
         KeyHistory.Reconciliation reconciliation = new KeyHistory.Reconciliation(Outcome.SENT_VERIFIED, "alice",
                 "the file is in the channel", ACTOR, AT);
         Records.Authorization authorization = new Records.Authorization("alice", "customer lost it", AT, ACTOR);
-        assertThat(Records.decodeArmed("/a", Records.armed(armed))).isEqualTo(armed);
-        assertThat(Records.decodeOutcome("/o", Records.outcome(outcome))).isEqualTo(outcome);
+        String secret = Records.newSecret();
+        assertThat(Records.decodeArmed("/a", Records.armed(armed, secret)))
+                .isEqualTo(new Records.ArmedData(armed, Records.commitment(secret)));
+        assertThat(Records.decodeOutcome("/o", Records.outcome(outcome, secret)))
+                .isEqualTo(new Records.ExecutorOutcome(outcome, secret));
+        assertThat(Records.decodeOutcome("/o", Records.reconciledMarker(3))).isEqualTo(new Records.ReconciledMarker(3));
         assertThat(Records.decodeReconciliation("/r", Records.reconciliation(reconciliation))).isEqualTo(reconciliation);
         assertThat(Records.decodeAuthorization("/z", Records.authorization(authorization))).isEqualTo(authorization);
     }
@@ -78,23 +82,34 @@ class RecordsTest {
     void outcomeDetail_withAnUnpairedSurrogate_isWrittenAnyway() {
         KeyHistory.OutcomeRecord odd = Records.outcomeRecord(Outcome.SENT_VERIFIED, "receipt \ud800!", ACTOR,
                 new FencingToken(1, 2), AT);
-        assertThat(Records.decodeOutcome("/o", Records.outcome(odd)).detail()).isEqualTo("receipt \ufffd!");
+        assertThat(((Records.ExecutorOutcome) Records.decodeOutcome("/o", Records.outcome(odd, Records.newSecret())))
+                .outcome().detail()).isEqualTo("receipt \ufffd!");
     }
 
     @Test
-    void keyScopeArmedOutcome_areWrittenInSchema3_withOneLetterNames() {
+    void keyScopeArmedOutcome_areWrittenInSchema4_withOneLetterNames_andTheCommitment() {
         EffectKey key = EffectKey.of(Destination.stable("slack", "C024BE91L"), utf8("report"));
         KeyHistory.Lease lease = new KeyHistory.Lease(ACTOR, SCOPE + "/latch/_c_x-latch-0000000001", AT.plusSeconds(30), null);
-        assertThat(new String(Records.key(key, AT), StandardCharsets.UTF_8)).isEqualTo("{\"v\":3,\"p\":\"slack\","
+        assertThat(new String(Records.key(key, AT), StandardCharsets.UTF_8)).isEqualTo("{\"v\":4,\"p\":\"slack\","
                 + "\"i\":\"stable\",\"d\":\"C024BE91L\",\"s\":\"" + key.sha256() + "\",\"c\":\"2026-11-30T12:00:00.123Z\"}");
         assertThat(new String(Records.scope(new Records.Scope("initial", AT, lease, true, false)), StandardCharsets.UTF_8))
-                .isEqualTo("{\"v\":3,\"o\":\"initial\",\"t\":\"2026-11-30T12:00:00.123Z\",\"h\":{\"t\":\"report-42\","
+                .isEqualTo("{\"v\":4,\"o\":\"initial\",\"t\":\"2026-11-30T12:00:00.123Z\",\"h\":{\"t\":\"report-42\","
                         + "\"h\":\"host-a\",\"p\":4242,\"s\":\"100002ce6530002\",\"a\":\"795e7ec2ce4e9760\","
                         + "\"n\":\"_c_x-latch-0000000001\",\"e\":\"2026-11-30T12:00:30.123Z\"},\"a\":true}");
+        String secret = "00112233445566778899aabbccddeeff";
         assertThat(new String(Records.outcome(new KeyHistory.OutcomeRecord(Outcome.SENT_VERIFIED, "receipt-1", ACTOR,
-                new FencingToken(2, 10), AT)), StandardCharsets.UTF_8)).isEqualTo("{\"v\":3,\"o\":\"sent_verified\","
-                + "\"d\":\"receipt-1\",\"b\":{\"t\":\"report-42\",\"h\":\"host-a\",\"p\":4242,\"s\":\"100002ce6530002\","
-                + "\"a\":\"795e7ec2ce4e9760\"},\"k\":2,\"z\":10,\"t\":\"2026-11-30T12:00:00.123Z\"}");
+                new FencingToken(2, 10), AT), secret), StandardCharsets.UTF_8)).isEqualTo("{\"v\":4,\"o\":\"sent_verified\","
+                + "\"d\":\"receipt-1\",\"s\":\"" + secret + "\",\"b\":{\"t\":\"report-42\",\"h\":\"host-a\",\"p\":4242,"
+                + "\"s\":\"100002ce6530002\",\"a\":\"795e7ec2ce4e9760\"},\"k\":2,\"z\":10,\"t\":\"2026-11-30T12:00:00.123Z\"}");
+        // the armed record commits to the secret: sha256("oncegate-commitment/v1\n" + secret)
+        assertThat(new String(Records.armed(new KeyHistory.Armed(ACTOR, new FencingToken(2, 10), List.of(), AT), secret),
+                StandardCharsets.UTF_8)).isEqualTo("{\"v\":4,\"c\":[],\"m\":\"" + Records.commitment(secret) + "\",\"b\":{"
+                + "\"t\":\"report-42\",\"h\":\"host-a\",\"p\":4242,\"s\":\"100002ce6530002\",\"a\":\"795e7ec2ce4e9760\"},"
+                + "\"k\":2,\"z\":10,\"t\":\"2026-11-30T12:00:00.123Z\"}");
+        assertThat(Records.commitment(secret)).isEqualTo(EffectKey.hexSha256(
+                ("oncegate-commitment/v1\n" + secret).getBytes(StandardCharsets.UTF_8)));
+        assertThat(new String(Records.reconciledMarker(0), StandardCharsets.UTF_8))
+                .isEqualTo("{\"v\":4,\"o\":\"sent_verified\",\"r\":\"reconciled-0\"}");
         // the operator-facing records keep schema 2 and its names
         assertThat(new String(Records.authorization(new Records.Authorization("alice", "resend", AT, ACTOR)),
                 StandardCharsets.UTF_8)).startsWith("{\"v\":2,\"by\":\"alice\",\"reason\":\"resend\",\"actor\":{\"task\":");
@@ -118,19 +133,27 @@ class RecordsTest {
                 .isEqualTo(new Records.Scope("initial", AT, lease, true, false));
         assertThat(Records.decodeArmed("/a", utf8("{\"v\":2,\"by\":" + actor + ",\"token\":3,\"zxid\":77,"
                 + "\"checkpoints\":[\"picker-open\"],\"at\":\"2026-11-30T12:00:00.123Z\"}")))
-                .isEqualTo(new KeyHistory.Armed(ACTOR, new FencingToken(3, 77), List.of("picker-open"), AT));
+                .as("no commitment before schema 4")
+                .isEqualTo(new Records.ArmedData(new KeyHistory.Armed(ACTOR, new FencingToken(3, 77), List.of("picker-open"), AT), null));
         assertThat(Records.decodeOutcome("/o", utf8("{\"v\":2,\"outcome\":\"send_status_unknown\",\"detail\":\"timeout\","
                 + "\"by\":" + actor + ",\"token\":3,\"zxid\":77,\"at\":\"2026-11-30T12:00:00.123Z\"}")))
-                .isEqualTo(new KeyHistory.OutcomeRecord(Outcome.SEND_STATUS_UNKNOWN, "timeout", ACTOR, new FencingToken(3, 77), AT));
+                .isEqualTo(new Records.ExecutorOutcome(new KeyHistory.OutcomeRecord(Outcome.SEND_STATUS_UNKNOWN, "timeout",
+                        ACTOR, new FencingToken(3, 77), AT), null));
     }
 
     @Test
     void records_ofAnotherSchemaOrWithMissingFields_areUnreadable() {
         assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("{\"v\":1,\"opened\":\"initial\",\"at\":\"2026-01-01T00:00:00Z\",\"holder\":null}")))
                 .isInstanceOf(UnreadableRecordException.class).hasMessageContaining("schema version 1").hasMessageContaining("older pre-release");
-        assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("{\"v\":4,\"o\":\"initial\",\"t\":\"2026-01-01T00:00:00Z\",\"h\":null}")))
+        assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("{\"v\":5,\"o\":\"initial\",\"t\":\"2026-01-01T00:00:00Z\",\"h\":null}")))
                 .isInstanceOf(UnreadableRecordException.class).hasMessageContaining("upgrade oncegate")
-                .hasMessageContaining("versions 2 to 3");
+                .hasMessageContaining("versions 2 to 4");
+        assertThatThrownBy(() -> Records.decodeArmed("/a", utf8("{\"v\":4,\"c\":[],\"b\":{\"t\":\"x\",\"h\":\"h\",\"p\":1,"
+                + "\"s\":\"1\",\"a\":\"1\"},\"k\":1,\"z\":1,\"t\":\"2026-01-01T00:00:00Z\"}")))
+                .as("schema 4 armed without its commitment").isInstanceOf(UnreadableRecordException.class)
+                .hasMessageContaining("'m' (commitment)");
+        assertThatThrownBy(() -> Records.decodeOutcome("/o", utf8("{\"v\":4,\"o\":\"not_sent\",\"r\":\"reconciled-0\"}")))
+                .as("a reconciliation marker says sent_verified").isInstanceOf(UnreadableRecordException.class);
         assertThatThrownBy(() -> Records.decodeGenesis("/ns/genesis", utf8("{\"v\":3,\"id\":\"g\",\"created\":\"2026-01-01T00:00:00Z\"}")))
                 .isInstanceOf(UnreadableRecordException.class).hasMessageContaining("upgrade oncegate");
         assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("{\"v\":3,\"t\":\"2026-01-01T00:00:00Z\",\"h\":null}")))

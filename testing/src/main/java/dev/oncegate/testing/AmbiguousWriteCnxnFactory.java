@@ -59,10 +59,10 @@ public final class AmbiguousWriteCnxnFactory extends NIOServerCnxnFactory {
 
     private enum Kind { MULTI_CREATE, CREATE, SET_DATA }
 
-    /** A chosen write: a path ending in {@code suffix}, or (for arming) whose name starts with {@code armed-}. */
+    /** A chosen write: a path ending in {@code suffix}, or (for arming) the scope's armed record {@code …/armed}. */
     private record Fault(Kind kind, String suffix, Hold hold) {
         boolean matches(String path) {
-            return suffix == null ? path.substring(path.lastIndexOf('/') + 1).startsWith("armed-") : path.endsWith(suffix);
+            return suffix == null ? path.endsWith("/armed") : path.endsWith(suffix);
         }
     }
 
@@ -89,7 +89,7 @@ public final class AmbiguousWriteCnxnFactory extends NIOServerCnxnFactory {
     public AmbiguousWriteCnxnFactory() {
     }
 
-    /** Makes the next arming {@code multi} (one creating {@code …/armed-ATTEMPT}) lose its reply. */
+    /** Makes the next arming {@code multi} (one creating {@code …/armed}) lose its reply. */
     public static void dropNextArmingReply() {
         FAULT.set(new Fault(Kind.MULTI_CREATE, null, null));
     }
@@ -114,7 +114,10 @@ public final class AmbiguousWriteCnxnFactory extends NIOServerCnxnFactory {
         FAULT.set(new Fault(Kind.CREATE, Objects.requireNonNull(suffix, "suffix"), null));
     }
 
-    /** Makes the next {@code setData} on a path ending in {@code suffix} lose its reply. */
+    /**
+     * Makes the next {@code setData} on a path ending in {@code suffix} lose its reply, alone or in a
+     * {@code multi} (a lease write; an outcome, {@code "/armed/outcome"}).
+     */
     public static void dropNextSetData(String suffix) {
         FAULT.set(new Fault(Kind.SET_DATA, Objects.requireNonNull(suffix, "suffix"), null));
     }
@@ -184,7 +187,7 @@ public final class AmbiguousWriteCnxnFactory extends NIOServerCnxnFactory {
                 }
             }
             LOG.warn("dropping the reply to {} on {} (applied: {})", Request.op2String(si.type),
-                    fault.suffix() == null ? "armed-…" : fault.suffix(), applied.getAsBoolean());
+                    fault.suffix() == null ? "…/armed" : fault.suffix(), applied.getAsBoolean());
             DROPPED.incrementAndGet();
             Compatibility.serverCnxnClose(si.cnxn);
         }

@@ -65,7 +65,7 @@ class AmbiguousWriteRecognitionTest {
         Attempt attempt = a.gate().enter(zk.key());
         assertThat(attempt.decision().proceeds()).isTrue();
         int before = AmbiguousWriteCnxnFactory.dropped();
-        AmbiguousWriteCnxnFactory.dropNextMultiCreating("/outcome");
+        AmbiguousWriteCnxnFactory.dropNextSetData("/armed/outcome");
 
         // When it crosses and delivers
         Crossing crossing = attempt.cross(zk.provider().verified());
@@ -88,7 +88,7 @@ class AmbiguousWriteRecognitionTest {
         // Given an executor, and the reply to the next outcome multi will be lost
         Attempt attempt = a.gate().enter(zk.key());
         int before = AmbiguousWriteCnxnFactory.dropped();
-        AmbiguousWriteCnxnFactory.dropNextMultiCreating("/outcome");
+        AmbiguousWriteCnxnFactory.dropNextSetData("/armed/outcome");
 
         // When its provider proves not_sent
         Crossing crossing = attempt.cross(zk.provider().rejects("rejected before upload"));

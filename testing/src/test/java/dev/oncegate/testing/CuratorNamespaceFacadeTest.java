@@ -50,7 +50,7 @@ class CuratorNamespaceFacadeTest {
         assertThat(crossing).isInstanceOf(Crossing.Crossed.class);
         assertThat(zk.provider().deliveries()).isEqualTo(1);
         assertThat(Scenarios.armedNode(rawB, "/app" + zk.keyPath() + "/0")).isNotNull();
-        assertThat(rawB.checkExists().forPath("/app" + zk.keyPath() + "/0/outcome")).isNotNull();
+        assertThat(rawB.checkExists().forPath("/app" + zk.keyPath() + "/0/armed/outcome")).isNotNull();
         assertThat(rawB.checkExists().forPath(zk.keyPath())).isNull();
         try (Attempt late = gateB.enter(zk.key())) {
             assertThat(late.decision()).isInstanceOf(Decision.StopSent.class);

@@ -16,6 +16,7 @@ import dev.oncegate.Destination;
 import dev.oncegate.EffectKey;
 import dev.oncegate.FencingToken;
 import dev.oncegate.Gate;
+import dev.oncegate.KeyHistory;
 import dev.oncegate.Outcome;
 import dev.oncegate.ProvenNotSentException;
 import org.junit.jupiter.api.Test;
@@ -76,18 +77,62 @@ class IdempotencyKeyTest {
         assertThat(contexts).extracting(BoundaryAction.Context::scope).containsExactly(0, 1, 2);
         // and a request and its retry carried the same key, the documented one of their scope
         assertThat(requests).hasSize(6);
+        KeyHistory history = first.inspect(key.key());
         for (int scope = 0; scope < 3; scope++) {
             int s = scope;
             assertThat(requests).filteredOn(r -> r.scope() == s).extracting(Request::idempotencyKey)
-                    .containsOnly(key.idempotencyKey(s));
+                    .containsOnly(key.idempotencyKey(s, history.genesis(), history.zxid()));
         }
         // and no two scopes share one: not the not_sent-opened scope 1, not the authorized scope 2
         assertThat(requests.stream().map(Request::idempotencyKey).distinct()).hasSize(3);
         // and it does not depend on the executor: another executor of scope 1 (a new token, a new task) gets the same
         BoundaryAction.Context seen = contexts.get(1);
         BoundaryAction.Context otherExecutor = new BoundaryAction.Context(key, seen.scope(),
-                new FencingToken(seen.token().version() + 5, seen.token().zxid() + 100), "worker-z");
+                new FencingToken(seen.token().version() + 5, seen.token().zxid() + 100), "worker-z", seen.genesisId(),
+                seen.keyZxid());
         assertThat(otherExecutor.idempotencyKey()).isEqualTo(seen.idempotencyKey());
+    }
+
+    @Test
+    void keyRemovedByRetentionAndEnteredAgain_scopeZeroGetsANewKey_soADeduplicatingProviderDeliversTheNewIntent()
+            throws Exception {
+        // Given a deduplicating provider (it answers a repeated idempotency key with the first receipt and
+        // delivers nothing) and an effect delivered in scope 0
+        java.util.Map<String, String> receipts = new java.util.concurrent.ConcurrentHashMap<>();
+        BoundaryAction dedup = ctx -> {
+            contexts.add(ctx);
+            String known = receipts.get(ctx.idempotencyKey());
+            if (known != null) {
+                return ActionResult.verified(known); // deduplicated: nothing delivered
+            }
+            String receipt = zk.provider().deliver(ctx);
+            receipts.put(ctx.idempotencyKey(), receipt);
+            return ActionResult.verified(receipt);
+        };
+        EffectKey key = zk.key();
+        Gate gate = zk.newGate("worker-a");
+        cross(gate, key, dedup);
+        KeyHistory first = gate.inspect(key.key());
+
+        // When retention removes the key (an admin's gc, past its age by the server's clock), and the effect is meant again
+        dev.oncegate.Operator admin = zk.newGate("admin").operator();
+        Scenarios.eventually("retention removes the key", () -> {
+            try {
+                return admin.gc(java.time.Duration.ZERO, false, e -> { }).removed() == 1;
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        cross(zk.newGate("worker-b"), key, dedup);
+        KeyHistory second = gate.inspect(key.key());
+
+        // Then scope 0 of the new incarnation carried another idempotency key, and the provider delivered again
+        assertThat(second.zxid()).isNotEqualTo(first.zxid());
+        assertThat(contexts).hasSize(2).extracting(BoundaryAction.Context::scope).containsOnly(0);
+        assertThat(contexts.get(0).idempotencyKey()).isNotEqualTo(contexts.get(1).idempotencyKey());
+        assertThat(contexts.get(1).idempotencyKey()).isEqualTo(key.idempotencyKey(0, second.genesis(), second.zxid()));
+        assertThat(zk.provider().deliveries()).isEqualTo(2);
+        assertThat(receipts).hasSize(2);
     }
 
     private static Crossing cross(Gate gate, EffectKey key, BoundaryAction action) throws InterruptedException {

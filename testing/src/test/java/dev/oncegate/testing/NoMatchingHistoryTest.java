@@ -55,6 +55,6 @@ class NoMatchingHistoryTest {
         // the token the provider saw is the one the outcome records
         assertThat(scope0.outcome().token().version())
                 .isEqualTo(zk.provider().ledger().get(0).token().version());
-        assertThat(Scenarios.exists(worker.client(), zk.keyPath() + "/0/outcome")).isTrue();
+        assertThat(Scenarios.exists(worker.client(), zk.keyPath() + "/0/armed/outcome")).isTrue();
     }
 }

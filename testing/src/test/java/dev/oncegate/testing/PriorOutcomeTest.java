@@ -78,10 +78,10 @@ class PriorOutcomeTest {
             waiters.add(zk.newGate("waiter-" + i));
         }
         Race.Started waiting = zk.track(Race.of(waiters).start(zk.key(), Timing.WAIT, zk.provider().verified()));
-        // (blocked: all four waiters watch scope 0's outcome znode; the executor, which created the
+        // (blocked: all four waiters watch scope 0 (its children: the outcome to come); the executor, which created the
         // key and led its election at once, never needed a watch)
         Scenarios.eventually("four waiters block on scope 0",
-                () -> zk.server().watchingSessions(zk.keyPath() + "/0/outcome") >= 4);
+                () -> zk.server().watchingSessions(zk.keyPath() + "/0") >= 4);
 
         // When the executor proves not_sent
         assertThat(executorCrossing.releaseAndAwait(Timing.EVENTUALLY))
@@ -114,7 +114,7 @@ class PriorOutcomeTest {
                 // Then each stops with stop_sent, resting on the outcome record of scope 0
                 assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.StopSent.class, s -> {
                     assertThat(s.reason()).isEqualTo(StopReason.SENT_VERIFIED);
-                    assertThat(s.evidence().path()).isEqualTo(zk.keyPath() + "/0/outcome");
+                    assertThat(s.evidence().path()).isEqualTo(zk.keyPath() + "/0/armed/outcome");
                     assertThat(s.evidence().task()).isEqualTo("task-a");
                     assertThat(s.evidence().scope()).isZero();
                 });

@@ -44,7 +44,7 @@ class PriorSendStatusUnknownTest {
                 // Then each stops unknown, never proceeds
                 assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.StopUnknown.class, s -> {
                     assertThat(s.reason()).isEqualTo(StopReason.SEND_STATUS_UNKNOWN);
-                    assertThat(s.evidence().path()).isEqualTo(zk.keyPath() + "/0/outcome");
+                    assertThat(s.evidence().path()).isEqualTo(zk.keyPath() + "/0/armed/outcome");
                 });
             }
         }

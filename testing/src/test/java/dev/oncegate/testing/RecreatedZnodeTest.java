@@ -130,7 +130,8 @@ class RecreatedZnodeTest {
     }
 
     @Test
-    void scopeRewrittenWhileTheExecutorActs_itsOutcomeIsNotRecorded() throws Exception {
+    void scopeRewrittenWhileTheExecutorActs_itsOutcomeIsStillRecorded_theScopeDataDecidesNothingOnceArmed()
+            throws Exception {
         // Given A armed scope 0 and is delivering
         try (CrossingInFlight a = CrossingInFlight.start(zk.newGate("task-a"), zk.key(), ctx -> {
             zk.provider().deliver(ctx);
@@ -142,14 +143,14 @@ class RecreatedZnodeTest {
             String scope0 = zk.keyPath() + "/0";
             other.setData().forPath(scope0, other.getData().forPath(scope0));
 
-            // Then A's outcome is not recorded: the scope reads armed (unknown) to everyone
+            // Then A's outcome is recorded all the same: it is bound to A's armed record, not to the scope's data
             assertThat(a.releaseAndAwait(Timing.EVENTUALLY))
-                    .isInstanceOfSatisfying(Crossing.Crossed.class, c -> assertThat(c.recorded()).isFalse());
-            assertThat(other.checkExists().forPath(scope0 + "/outcome")).isNull();
+                    .isInstanceOfSatisfying(Crossing.Crossed.class, c -> assertThat(c.recorded()).isTrue());
+            assertThat(other.getData().forPath(scope0 + "/armed/outcome")).isNotEmpty();
         }
         try (Attempt late = zk.newGate("task-b").enter(zk.key())) {
-            assertThat(late.decision()).isInstanceOfSatisfying(Decision.StopUnknown.class,
-                    s -> assertThat(s.reason()).isEqualTo(StopReason.ARMED_WITHOUT_OUTCOME));
+            assertThat(late.decision()).isInstanceOfSatisfying(Decision.StopSent.class,
+                    s -> assertThat(s.reason()).isEqualTo(StopReason.SENT_VERIFIED));
         }
         assertThat(zk.provider().deliveries()).isEqualTo(1);
     }

@@ -84,19 +84,9 @@ final class Scenarios {
         }
     }
 
-    /**
-     * The armed record of a scope ({@code SCOPE/armed-ATTEMPT}: named by the attempt that armed),
-     * or null when the scope was never armed or does not exist.
-     */
+    /** The armed record of a scope ({@code SCOPE/armed}), or null when the scope was never armed or does not exist. */
     static String armedNode(CuratorFramework client, String scopePath) {
-        try {
-            return client.getChildren().forPath(scopePath).stream().filter(c -> c.startsWith("armed-"))
-                    .map(c -> scopePath + "/" + c).findFirst().orElse(null);
-        } catch (KeeperException.NoNodeException e) {
-            return null;
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
+        return exists(client, scopePath + "/armed") ? scopePath + "/armed" : null;
     }
 
     static boolean exists(CuratorFramework client, String path) {

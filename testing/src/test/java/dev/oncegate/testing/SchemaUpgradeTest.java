@@ -19,7 +19,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Keys written before schema 3 (records with schema 2's full field names) go on being decided
  * by this version: a consumed one stops every contender, an open one is delivered once, its
- * records then written in schema 3 beside the old ones.
+ * records then written in schema 4 beside the old ones.
  */
 class SchemaUpgradeTest {
 
@@ -54,7 +54,7 @@ class SchemaUpgradeTest {
     }
 
     @Test
-    void openKeyUnderSchema2_isDeliveredOnce_andItsNewRecordsAreSchema3() throws Exception {
+    void openKeyUnderSchema2_isDeliveredOnce_andItsNewRecordsAreSchema4() throws Exception {
         // Given a key an earlier version created and nobody leased
         CuratorFramework admin = zk.newClient();
         String scope0 = writeSchema2Key(admin, zk.key(), ",\"holder\":null}");
@@ -70,11 +70,11 @@ class SchemaUpgradeTest {
             assertThat(b.decision()).isInstanceOf(Decision.StopSent.class);
         }
 
-        // Then one delivery; the scope and its outcome are rewritten in schema 3, the key record stays as it was
+        // Then one delivery; the scope and its outcome are written in schema 4, the key record stays as it was
         assertThat(crossing).isInstanceOfSatisfying(Crossing.Crossed.class, c -> assertThat(c.outcome()).isEqualTo(Outcome.SENT_VERIFIED));
         assertThat(zk.provider().deliveries()).isEqualTo(1);
-        assertThat(text(admin, scope0)).startsWith("{\"v\":3,");
-        assertThat(text(admin, scope0 + "/outcome")).startsWith("{\"v\":3,\"o\":\"sent_verified\"");
+        assertThat(text(admin, scope0)).startsWith("{\"v\":4,");
+        assertThat(text(admin, scope0 + "/armed/outcome")).startsWith("{\"v\":4,\"o\":\"sent_verified\"");
         assertThat(text(admin, zk.keyPath())).startsWith("{\"v\":2,\"provider\":");
         KeyHistory history = first.gate().inspect(zk.key().key());
         assertThat(history.state()).isEqualTo(ScopeState.SENT_VERIFIED);

@@ -76,9 +76,9 @@ class UnreadableHistoryTest {
         try (Attempt a = w.gate().enter(zk.key())) {
             a.cross(zk.provider().verified());
         }
-        w.client().setData().forPath(zk.keyPath() + "/0/outcome", GARBAGE);
+        w.client().setData().forPath(zk.keyPath() + "/0/armed/outcome", GARBAGE);
         // When a contender enters, Then it fails closed (it may not guess sent, and must not proceed)
-        assertUnreadable(zk.newWorker("task-b"), zk.keyPath() + "/0/outcome");
+        assertUnreadable(zk.newWorker("task-b"), zk.keyPath() + "/0/armed/outcome");
         assertThat(zk.provider().deliveries()).isEqualTo(1);
     }
 

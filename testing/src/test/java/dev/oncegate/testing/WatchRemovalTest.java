@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Watches are removed: a contender that waited (and so watched the scope and its outcome) leaves
+ * Watches are removed: a contender that waited (and so watched the scope's data and children) leaves
  * no watch behind on the server once closed, even though its session lives on — counted at the
  * server with its {@code wchp} command.
  */
@@ -35,18 +35,17 @@ class WatchRemovalTest {
             waiters.add(zk.newWorker("waiter-" + i));
         }
         try (Race.Started waiting = Race.of(waiters.stream().map(Worker::gate).toList()).start(zk.key(), Timing.scaled(1_500))) {
-            Scenarios.eventually("every waiter watches the outcome",
-                    () -> zk.server().watchingSessions(scope0 + "/outcome") >= WAITERS);
+            Scenarios.eventually("every waiter watches the scope",
+                    () -> zk.server().watchingSessions(scope0) >= WAITERS);
             assertThat(waiting.entries(Timing.EVENTUALLY))
                     .allSatisfy(e -> assertThat(e.decision()).isInstanceOf(Decision.StopBusy.class));
         }
         // and the executor leaves too
         executor.close();
 
-        // Then no session watches the scope or its outcome any more (removal is asynchronous: Curator
-        // sends it in the background), though every session is still open
+        // Then no session watches the scope (its data or its children) any more (removal is asynchronous:
+        // Curator sends it in the background), though every session is still open
         assertThat(waiters).allSatisfy(w -> assertThat(w.client().getZookeeperClient().isConnected()).isTrue());
-        Scenarios.eventually("no watch left on the outcome", () -> zk.server().watchingSessions(scope0 + "/outcome") == 0);
         Scenarios.eventually("no watch left on the scope", () -> zk.server().watchingSessions(scope0) == 0);
     }
 }

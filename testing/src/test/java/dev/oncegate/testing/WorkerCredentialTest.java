@@ -1,0 +1,224 @@
+package dev.oncegate.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.oncegate.Attempt;
+import dev.oncegate.Crossing;
+import dev.oncegate.Decision;
+import dev.oncegate.EffectKey;
+import dev.oncegate.KeyHistory;
+import dev.oncegate.StopReason;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The worst a stolen worker credential can do to other contenders is make them stop (the README's
+ * "Threat model"). With roles on, the worker credential may create znodes under a key and its
+ * scopes and write a scope's data; each test here uses exactly that power, as a rogue holding it
+ * would, at the moment it hurts most, and checks the ledger: honest contenders never deliver in a
+ * scope that was not legitimately opened, and a scope that may have been delivered never reads
+ * {@code not_sent}.
+ */
+class WorkerCredentialTest {
+
+    @RegisterExtension
+    static final ZooKeeperExtension zk = ZooKeeperExtension.standalone();
+
+    RoleNamespace roles;
+    /** The rogue: a client holding the worker credential, and nothing else. */
+    CuratorFramework rogue;
+    EffectKey key;
+    String keyPath;
+
+    @BeforeEach
+    void rolesOn() throws Exception {
+        roles = RoleNamespace.create(zk);
+        rogue = roles.client(RoleNamespace.WORKER);
+        key = zk.newKey();
+        keyPath = roles.keyPath(key);
+    }
+
+    /** The rogue creates the key's bucket levels (as any worker entering a new key does). */
+    void bucketsByTheRogue() throws Exception {
+        rogue.create().creatingParentsIfNeeded().forPath(keyPath.substring(0, keyPath.lastIndexOf('/')));
+    }
+
+    void deliverOnce(String task) throws InterruptedException {
+        try (Attempt a = roles.gate(task).enter(key)) {
+            assertThat(a.decision().proceeds()).as("%s", a.decision()).isTrue();
+            assertThat(a.cross(zk.provider().verified())).isInstanceOf(Crossing.Crossed.class);
+        }
+    }
+
+    Decision decisionOf(String task) throws InterruptedException {
+        try (Attempt a = roles.gate(task).enter(key)) {
+            if (a.decision().proceeds()) {
+                a.cross(zk.provider().verified());
+            }
+            return a.decision();
+        }
+    }
+
+    /** The records' judgement of {@code scope}, as an operator reads them (null: unreadable). */
+    KeyHistory inspect() throws InterruptedException {
+        return roles.operator().inspect(key.key());
+    }
+
+    @Test
+    void scopeOpenedByHand_onADeliveredKey_stopsTheNextWorker_andNothingIsDeliveredAgain() throws Exception {
+        // Given the key was delivered and verified in scope 0
+        deliverOnce("task-a");
+        // When the rogue creates scope 1 by hand, as if a not_sent or an authorization had opened it
+        rogue.create().withMode(CreateMode.PERSISTENT).forPath(keyPath + "/1", RoleNamespace.openScope("not_sent:0"));
+
+        // Then the next worker stops, naming the scope that was not legitimately opened
+        Decision next = decisionOf("task-b");
+        assertThat(next).isInstanceOfSatisfying(Decision.StopUnavailable.class, s -> {
+            assertThat(s.reason()).isEqualTo(StopReason.UNREADABLE_RECORD);
+            assertThat(s.evidence().path()).isEqualTo(keyPath + "/1");
+            assertThat(s.evidence().detail()).contains("opened neither by a not_sent");
+        });
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        assertThat(inspect().unreadable()).anySatisfy(u -> assertThat(u.path()).isEqualTo(keyPath + "/1"));
+    }
+
+    @Test
+    void scopeUnarmedByHand_whileTheExecutorDelivers_theNextWorkerStops_andTheExecutorsOutcomeIsRecorded()
+            throws Exception {
+        // Given A armed scope 0 and is inside its action
+        try (CrossingInFlight a = CrossingInFlight.start(roles.gate("task-a"), key, zk.provider().verified())) {
+            assertThat(a.awaitInAction(Timing.EVENTUALLY)).isTrue();
+            // When the rogue sets scope 0's data back to open (no holder, no armed flag)
+            rogue.setData().forPath(keyPath + "/0", RoleNamespace.openScope("initial"));
+
+            // Then B, entering now, does not proceed: scope 0 is armed by its immutable armed record
+            Decision b = decisionOf("task-b");
+            assertThat(b).isInstanceOfSatisfying(Decision.StopUnknown.class,
+                    s -> assertThat(s.reason()).isEqualTo(StopReason.ARMED_WITHOUT_OUTCOME));
+            // and A's outcome, bound to its armed record and not to the scope's data, is recorded
+            assertThat(a.releaseAndAwait(Timing.EVENTUALLY))
+                    .isInstanceOfSatisfying(Crossing.Crossed.class, c -> assertThat(c.recorded()).isTrue());
+        }
+        assertThat(decisionOf("task-c")).isInstanceOf(Decision.StopSent.class);
+        assertThat(zk.provider().ledger()).extracting(RecordingProvider.Delivery::taskId).containsExactly("task-a");
+    }
+
+    @Test
+    void forgedNotSentOutcome_onAScopeBeingDelivered_opensNothing_andReadsUnreadableNotNotSent() throws Exception {
+        // Given A armed scope 0 and is inside its action
+        try (CrossingInFlight a = CrossingInFlight.start(roles.gate("task-a"), key, zk.provider().verified())) {
+            assertThat(a.awaitInAction(Timing.EVENTUALLY)).isTrue();
+            // When the rogue writes a not_sent outcome for scope 0 and opens scope 1 with it, in one multi as A would
+            rogue.transaction().forOperations(
+                    rogue.transactionOp().setData().withVersion(0).forPath(keyPath + "/0/armed/outcome",
+                            RoleNamespace.forgedOutcome("not_sent")),
+                    rogue.transactionOp().create().forPath(keyPath + "/1", RoleNamespace.openScope("not_sent:0")));
+
+            // Then B stops: the outcome does not reveal the secret A's armed record committed to
+            Decision b = decisionOf("task-b");
+            assertThat(b).isInstanceOfSatisfying(Decision.StopUnavailable.class,
+                    s -> assertThat(s.reason()).isEqualTo(StopReason.UNREADABLE_RECORD));
+            // and A delivers; its own outcome can no longer be written (the forged one was the outcome's one write)
+            assertThat(a.releaseAndAwait(Timing.EVENTUALLY))
+                    .isInstanceOfSatisfying(Crossing.Crossed.class, c -> assertThat(c.recorded()).isFalse());
+        }
+        assertThat(decisionOf("task-c")).isInstanceOf(Decision.StopUnavailable.class);
+        assertThat(zk.provider().ledger()).extracting(RecordingProvider.Delivery::taskId).containsExactly("task-a");
+        // and no reader takes scope 0, possibly delivered, for not_sent
+        KeyHistory h = inspect();
+        assertThat(h.scopes().get(0).state()).isNull();
+        assertThat(h.unreadable()).anySatisfy(u -> assertThat(u.problem()).contains("secret"));
+    }
+
+    @Test
+    void forgedNotSentOutcome_beforeTheLeaseHolderArms_opensNothing_andTheHolderDeliversOnce() throws Exception {
+        // Given A holds scope 0's lease and has not armed yet
+        try (Attempt a = roles.gate("task-a").enter(key)) {
+            assertThat(a.decision().proceeds()).isTrue();
+            // When the rogue writes a not_sent outcome on the unarmed scope (where records before schema 4 kept
+            // it) and opens scope 1 with it
+            rogue.transaction().forOperations(
+                    rogue.transactionOp().create().forPath(keyPath + "/0/outcome", RoleNamespace.forgedOutcome("not_sent")),
+                    rogue.transactionOp().create().forPath(keyPath + "/1", RoleNamespace.openScope("not_sent:0")));
+
+            // Then B stops (an outcome on a scope never armed proves nothing), and A still crosses once
+            assertThat(decisionOf("task-b")).isInstanceOf(Decision.StopUnavailable.class);
+            assertThat(a.cross(zk.provider().verified())).isInstanceOf(Crossing.Crossed.class);
+        }
+        assertThat(decisionOf("task-c")).isInstanceOf(Decision.StopUnavailable.class);
+        assertThat(zk.provider().ledger()).extracting(RecordingProvider.Delivery::taskId).containsExactly("task-a");
+    }
+
+    @Test
+    void armedRecordForgedOnAnOpenScope_theLeaseHolderCannotArm_andNobodyDelivers() throws Exception {
+        // Given A holds scope 0's lease
+        try (Attempt a = roles.gate("task-a").enter(key)) {
+            assertThat(a.decision().proceeds()).isTrue();
+            // When the rogue creates scope 0's armed record itself
+            rogue.create().forPath(keyPath + "/0/armed", "{}".getBytes());
+
+            // Then A's arming meets it: nothing is invoked
+            Crossing crossing = a.cross(zk.provider().verified());
+            assertThat(crossing).isInstanceOfSatisfying(Crossing.Refused.class,
+                    r -> assertThat(r.stop()).isInstanceOf(Decision.StopUnavailable.class));
+        }
+        assertThat(zk.provider().deliveries()).isZero();
+    }
+
+    @Test
+    void keyCreatedByTheRogueWithWorldWritableAcls_theRecordsAnHonestExecutorWritesThereCannotBeRemoved()
+            throws Exception {
+        // Given the rogue created the key first, the key and its scope 0 with ACLs anyone may delete under
+        bucketsByTheRogue();
+        rogue.transaction().forOperations(
+                rogue.transactionOp().create().withACL(RoleNamespace.worldWritable()).forPath(keyPath, RoleNamespace.keyRecord(key)),
+                rogue.transactionOp().create().forPath(keyPath + "/authorizations"),
+                rogue.transactionOp().create().withACL(RoleNamespace.worldWritable())
+                        .forPath(keyPath + "/0", RoleNamespace.openScope("initial")));
+        // and an honest worker delivered in scope 0
+        deliverOnce("task-a");
+
+        // When the rogue tries to erase that delivery: the outcome, the armed record, the scope
+        CuratorFramework anyone = zk.newClient();
+        for (String path : new String[] {keyPath + "/0/armed/outcome", keyPath + "/0/armed", keyPath + "/0"}) {
+            assertThatThrownBy(() -> anyone.delete().forPath(path)).as(path)
+                    .isInstanceOfAny(KeeperException.NoAuthException.class, KeeperException.NotEmptyException.class);
+        }
+        // and writes scope 0's data back to open
+        rogue.setData().forPath(keyPath + "/0", RoleNamespace.openScope("initial"));
+
+        // Then the records stand (the arming executor wrote them with their role ACLs, and an armed record
+        // is never empty), and the next worker stops on the delivery
+        assertThat(decisionOf("task-b")).isInstanceOf(Decision.StopSent.class);
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+    }
+
+    @Test
+    void authorizationForgedUnderAWorldWritableAuthorizationsZnode_isNotHonoured() throws Exception {
+        // Given the rogue created the key first, with an authorizations znode anyone may create under
+        // (and a scope 0 with its proper role ACL, so that an honest worker delivers in it)
+        bucketsByTheRogue();
+        rogue.transaction().forOperations(
+                rogue.transactionOp().create().forPath(keyPath, RoleNamespace.keyRecord(key)),
+                rogue.transactionOp().create().withACL(RoleNamespace.worldWritable()).forPath(keyPath + "/authorizations"),
+                rogue.transactionOp().create().forPath(keyPath + "/0", RoleNamespace.openScope("initial")));
+        deliverOnce("task-a");
+        // When the rogue writes a redelivery authorization for scope 0 there
+        rogue.create().forPath(keyPath + "/authorizations/after-0",
+                "{\"by\":\"alice\",\"reason\":\"resend\"}".getBytes());
+
+        // Then the next worker stops instead of opening scope 1
+        Decision next = decisionOf("task-b");
+        assertThat(next).isInstanceOfSatisfying(Decision.StopUnavailable.class, s -> {
+            assertThat(s.reason()).isEqualTo(StopReason.UNREADABLE_RECORD);
+            assertThat(s.evidence().detail()).contains("not only operators may create");
+        });
+        assertThat(rogue.checkExists().forPath(keyPath + "/1")).isNull();
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+    }
+}
