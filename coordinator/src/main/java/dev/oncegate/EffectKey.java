@@ -138,8 +138,8 @@ public record EffectKey(String key, Destination destination, String sha256) {
      *
      * <p>Exactly: the first 32 characters of the lower-case hex SHA-256 of the UTF-8 text
      * {@code "oncegate-idempotency/v2\n" + key + "\n" + scope + "\n" + genesisId + "\n" + keyZxid + "\n"}
-     * (scope in decimal, keyZxid in lower-case hex without {@code 0x}, as {@code oncegate inspect}
-     * prints it) — 128 bits, short enough for every provider's idempotency-key field. In a shell:
+     * (scope and keyZxid in decimal; {@code oncegate inspect} prints the key's {@code genesis} and
+     * {@code zxid}) — 128 bits, short enough for every provider's idempotency-key field. In a shell:
      * {@code printf 'oncegate-idempotency/v2\n%s\n%s\n%s\n%s\n' KEY SCOPE GENESIS ZXID | sha256sum | cut -c1-32}.
      *
      * @param scope     the scope, 0 or more
@@ -159,8 +159,7 @@ public record EffectKey(String key, Destination destination, String sha256) {
         if (keyZxid <= 0) {
             throw new IllegalArgumentException("keyZxid: a creation zxid is positive, got " + keyZxid);
         }
-        String text = "oncegate-idempotency/v2\n" + key + "\n" + scope + "\n" + genesisId + "\n"
-                + Long.toHexString(keyZxid) + "\n";
+        String text = "oncegate-idempotency/v2\n" + key + "\n" + scope + "\n" + genesisId + "\n" + keyZxid + "\n";
         return hexSha256(text.getBytes(StandardCharsets.UTF_8)).substring(0, IDEMPOTENCY_KEY_LENGTH);
     }
 

@@ -106,8 +106,8 @@ class EffectKeyVectorsTest {
         String genesis = "0b5cf2a4-7c1e-4f7d-9a0e-5d6f3b2a1c00";
 
         // printf 'oncegate-idempotency/v2\n%s\n%s\n%s\n%s\n' KEY SCOPE GENESIS ZXID | sha256sum | cut -c1-32
-        assertThat(key.idempotencyKey(0, genesis, 0x100000002L)).isEqualTo(shell(key.key(), 0, genesis, "100000002"));
-        assertThat(key.idempotencyKey(1, genesis, 0x100000002L)).isEqualTo(shell(key.key(), 1, genesis, "100000002"))
+        assertThat(key.idempotencyKey(0, genesis, 0x100000002L)).isEqualTo(shell(key.key(), 0, genesis, "4294967298"));
+        assertThat(key.idempotencyKey(1, genesis, 0x100000002L)).isEqualTo(shell(key.key(), 1, genesis, "4294967298"))
                 .isNotEqualTo(key.idempotencyKey(0, genesis, 0x100000002L));
         // another incarnation of the key (removed by retention and entered again, or another namespace life)
         assertThat(key.idempotencyKey(0, genesis, 0x100000077L)).isNotEqualTo(key.idempotencyKey(0, genesis, 0x100000002L));
@@ -120,11 +120,11 @@ class EffectKeyVectorsTest {
     }
 
     /** The README's shell recipe, run by a shell when one is here (else the same text hashed in Java). */
-    private static String shell(String key, int scope, String genesis, String zxidHex) {
-        String text = "oncegate-idempotency/v2\n" + key + "\n" + scope + "\n" + genesis + "\n" + zxidHex + "\n";
+    private static String shell(String key, int scope, String genesis, String zxid) {
+        String text = "oncegate-idempotency/v2\n" + key + "\n" + scope + "\n" + genesis + "\n" + zxid + "\n";
         try {
             Process p = new ProcessBuilder("sh", "-c", "printf 'oncegate-idempotency/v2\\n%s\\n%s\\n%s\\n%s\\n' \"$0\" \"$1\" \"$2\" \"$3\""
-                    + " | sha256sum | cut -c1-32", key, String.valueOf(scope), genesis, zxidHex).redirectErrorStream(true).start();
+                    + " | sha256sum | cut -c1-32", key, String.valueOf(scope), genesis, zxid).redirectErrorStream(true).start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
             if (p.waitFor() == 0 && out.length() == 32) {
                 return out;

@@ -36,6 +36,8 @@ final class Render {
         out.put("readable", h.readable());
         out.put("next_attempt", h.nextAttempt());
         out.put("authorize_command", h.authorizeCommand());
+        out.put("genesis", h.genesis());
+        out.put("zxid", h.exists() ? h.zxid() : null);
         out.put("record", record(h.record()));
         List<Object> scopes = new ArrayList<>();
         for (KeyHistory.Scope s : h.scopes()) {
@@ -81,6 +83,8 @@ final class Render {
         m.put("armed", armed(s.armed()));
         m.put("outcome", outcome(s.outcome()));
         m.put("reconciliation", reconciliation(s.reconciliation()));
+        m.put("armed_zxid", s.armedZxid() == 0 ? null : s.armedZxid());
+        m.put("recorded_at", Json.instant(s.recordedAt()));
         return m;
     }
 
