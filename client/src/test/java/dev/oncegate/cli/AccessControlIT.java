@@ -184,7 +184,7 @@ class AccessControlIT {
         Cli.Result byWorker = cli.run("reconcile", "--connect", zk.connectString(), "--namespace", NS, "--auth", WORKER,
                 "--key", key.key(), "--by", "worker", "--evidence", "trust me");
         Cli.Result authorizeByWorker = cli.run("authorize", "--connect", zk.connectString(), "--namespace", NS,
-                "--auth", WORKER, "--key", key.key(), "--by", "worker", "--reason", "self-serve");
+                "--auth", WORKER, "--key", key.key(), "--after", "0", "--by", "worker", "--reason", "self-serve");
         Cli.Result byOperator = cli.run("reconcile", "--connect", zk.connectString(), "--namespace", NS, "--auth", OPERATOR,
                 "--key", key.key(), "--by", "alice", "--evidence", "message 1234 is in the channel");
 

@@ -123,7 +123,7 @@ class OperatorCommandsIT extends CliFixture {
     void unknownNamespace_isAnError_forInspectListAndAuthorize() {
         for (String[] args : new String[][] {{"inspect", "--namespace", "/nowhere", "--key", key.key()},
                 {"list", "--namespace", "/nowhere"},
-                {"authorize", "--namespace", "/nowhere", "--key", key.key(), "--by", "a", "--reason", "b"}}) {
+                {"authorize", "--namespace", "/nowhere", "--key", key.key(), "--after", "0", "--by", "a", "--reason", "b"}}) {
             Cli.Result r = ops(args);
             assertThat(r.exit()).as(r.toString()).isEqualTo(13);
             assertThat(r.stderr()).contains("oncegate init");

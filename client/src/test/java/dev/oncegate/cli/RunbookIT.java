@@ -152,7 +152,7 @@ class RunbookIT {
             assertThat(out).containsOnlyOnce("Node already exists");
             assertThat(exists(consumed.path() + "/authorizations/after-0")).isTrue();
             assertThat(exists(other.path() + "/authorizations/after-0")).isTrue();
-            assertThat(out).contains("\"created\":true");
+            assertThat(out).contains("\"created\":true").as("run twice: the second writes nothing").contains("\"created\":false");
             // "The next contender opens the new scope and delivers; everyone after it stops again."
             assertThat(redeliver(consumed).exit()).isZero();
             assertThat(redeliver(consumed).exit()).isEqualTo(10);

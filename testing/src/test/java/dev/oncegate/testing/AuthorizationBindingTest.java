@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
  * SPEC §3/§6: an authorization is bound to the consumed scope it follows
@@ -187,8 +188,8 @@ class AuthorizationBindingTest {
         Gate alice = zk.newGate("alice");
         Gate bob = zk.newGate("bob");
         List<Operator.Authorized> results = Race.together(
-                () -> alice.operator().authorize(zk.key().key(), "alice", "resend to the customer"),
-                () -> bob.operator().authorize(zk.key().key(), "bob", "resend too"));
+                () -> alice.operator().authorize(zk.key().key(), 0, "alice", "resend to the customer"),
+                () -> bob.operator().authorize(zk.key().key(), 0, "bob", "resend too"));
 
         // Then one record was written, the other operator was told about it
         assertThat(results).filteredOn(Operator.Authorized::created).hasSize(1);
@@ -205,9 +206,48 @@ class AuthorizationBindingTest {
     }
 
     @Test
+    void sameAuthorizeAgain_afterARedeliveryUsedIt_isRefusedNamingTheScopeDeliveredSince() throws Exception {
+        // Given scope 0 consumed, authorized by an operator, and redelivered in scope 1 with it
+        Worker a = consumedWith(zk.provider().verified());
+        Operator ops = zk.newGate("ops").operator();
+        assertThat(ops.authorize(zk.key().key(), 0, "alice", "ticket 4711").created()).isTrue();
+        assertThat(enterAndDeliver(zk.newGate("task-b"))).isInstanceOf(Decision.Proceed.class);
+
+        // When the same authorization is asked for again (a wrapper's retry, a second operator on the ticket)
+        Throwable repeat = catchThrowable(() -> ops.authorize(zk.key().key(), 0, "alice", "ticket 4711"));
+        List<String> written = a.client().getChildren().forPath(zk.keyPath() + "/authorizations");
+        Decision third = enterAndDeliver(zk.newGate("task-c"));
+
+        // Then it is refused naming scope 1, nothing is written, and nobody delivers a third time
+        assertThat(written).as("authorizations after the repeat (" + repeat + "); then " + third).containsExactly("after-0");
+        assertThat(repeat).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("scope 0 of key " + zk.key().key() + " is not its latest scope")
+                .hasMessageContaining("scope 1 (opened by after-0) is sent_verified");
+        assertThat(third).isInstanceOf(Decision.StopSent.class);
+        assertThat(zk.provider().deliveries()).isEqualTo(2);
+    }
+
+    @Test
+    void authorizeAfterAScopeThatDoesNotExist_isRefused_andWritesNothing() throws Exception {
+        // Given a key consumed in scope 0
+        Worker a = consumedWith(zk.provider().verified());
+
+        // When an operator authorizes after scope 1, which nobody opened
+        Operator ops = zk.newGate("ops").operator();
+        Throwable early = catchThrowable(() -> ops.authorize(zk.key().key(), 1, "alice", "one more, in advance"));
+
+        // Then it is refused, nothing is written, and the next contender stops sent
+        assertThat(early).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("has no scope 1")
+                .hasMessageContaining("its latest scope is 0 (sent_verified)");
+        assertThat(a.client().getChildren().forPath(zk.keyPath() + "/authorizations")).isEmpty();
+        assertThat(enterAndDeliver(zk.newGate("task-b"))).isInstanceOf(Decision.StopSent.class);
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+    }
+
+    @Test
     void authorize_refusesAKeyThatIsNotConsumed_andWritesNothing() throws Exception {
         Gate gate = zk.newGate("ops");
-        assertThatThrownBy(() -> gate.operator().authorize(zk.key().key(), "ops", "why")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> gate.operator().authorize(zk.key().key(), 0, "ops", "why")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("does not exist");
         try (Attempt attempt = gate.enter(zk.key())) {
             BoundaryAction never = ctx -> {
@@ -215,7 +255,7 @@ class AuthorizationBindingTest {
             };
             attempt.cross(never);
         }
-        assertThatThrownBy(() -> gate.operator().authorize(zk.key().key(), "ops", "why")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> gate.operator().authorize(zk.key().key(), 1, "ops", "why")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("not consumed");
         assertThat(zk.newClient().getChildren().forPath(zk.keyPath() + "/authorizations")).isEmpty();
     }
