@@ -332,6 +332,13 @@ final class DefaultAttempt implements Attempt {
                 gate.clock.instant().plus(gate.leaseTtl), takeover));
         ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, view.version(), leased, electionNode);
         if (!write.written()) {
+            if (write.refusal() == ScopeProtocol.LeaseRefusal.ELECTION_NODE_GONE && latch != null
+                    && electionNode.equals(latch.getOurPath())) {
+                // Deleted under a latch that does not know (an admin; the latch watches only its predecessor):
+                // join again with a new node, instead of sending the same refused CAS in a loop.
+                LOG.warn("this contender's election node {} is gone; joining the election again", electionNode);
+                closeLatch();
+            }
             return null;
         }
         token = write.token();

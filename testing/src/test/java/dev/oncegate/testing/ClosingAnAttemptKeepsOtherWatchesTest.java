@@ -3,14 +3,11 @@ package dev.oncegate.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.oncegate.Attempt;
 import dev.oncegate.Crossing;
 import dev.oncegate.Decision;
-import dev.oncegate.Gate;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -34,36 +31,18 @@ class ClosingAnAttemptKeepsOtherWatchesTest {
         // Given one gate (one client, one session) whose attempts A and B wait on scope 0 while another worker
         // crosses it; its not_sent opens scope 1, and both join scope 1's election: one holds the lease, the
         // other waits as the next member (its latch watches the holder's election node)
-        Gate gate = zk.newGate("shared", b -> b.leaseTtl(TTL));
-        ExecutorService pool = zk.newPool(2);
-        Future<Attempt> a;
-        Future<Attempt> b;
-        try (CrossingInFlight first = CrossingInFlight.start(zk.newGate("task-z"), zk.key(),
-                zk.provider().rejects("the channel was archived"))) {
-            assertThat(first.awaitInAction(Timing.EVENTUALLY)).isTrue();
-            a = Scenarios.enterAsync(pool, gate, zk.key(), Timing.WAIT);
-            b = Scenarios.enterAsync(pool, gate, zk.key(), Timing.WAIT);
-            Scenarios.eventually("A and B wait for scope 0's outcome", () -> Scenarios.watched(zk, zk.keyPath() + "/0/outcome"));
-            first.releaseAndAwait(Timing.EVENTUALLY);
-        }
-        Scenarios.eventually("one of them holds scope 1", () -> a.isDone() || b.isDone());
-        Attempt holder = zk.track((a.isDone() ? a : b).get());
-        Future<Attempt> next = a.isDone() ? b : a;
-        assertThat(holder.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isEqualTo(1));
-        Scenarios.eventually("the other is the next member of scope 1's election",
-                () -> Scenarios.latchMembers(zk.newClient(), zk.keyPath(), 1) == 2);
-        assertThat(next.isDone()).isFalse();
+        Scenarios.HolderAndMember scope1 = Scenarios.holderAndNextMember(zk, TTL);
 
         // When a third attempt of the gate waits outside the election (watching the holder's election node),
         // gives up and is closed, and then the holder leaves without crossing
-        try (Attempt waiter = gate.enter(zk.key(), Timing.scaled(500))) {
+        try (Attempt waiter = scope1.gate().enter(zk.key(), Timing.scaled(500))) {
             assertThat(waiter.decision()).isInstanceOf(Decision.StopBusy.class);
         }
-        holder.close();
+        scope1.holder().close();
         long left = System.nanoTime();
 
         // Then the next member proceeds at once, well within the lease TTL, and delivers once
-        try (Attempt member = next.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+        try (Attempt member = scope1.member().get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
             Duration after = Duration.ofNanos(System.nanoTime() - left);
             assertThat(member.decision()).isInstanceOf(Decision.Proceed.class);
             assertThat(after).as("the next member proceeded %s after the holder left (lease TTL %s)", after, TTL)
