@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 import dev.oncegate.Attempt;
 import dev.oncegate.BoundaryAction;
@@ -178,6 +180,86 @@ class AuthorizationBindingTest {
         assertThat(zk.provider().deliveries()).isEqualTo(1);
         assertThat(a.gate().inspect(zk.key().key()).authorizations()).singleElement()
                 .satisfies(auth -> assertThat(auth.status()).isEqualTo(KeyHistory.AuthorizationStatus.PREMATURE));
+    }
+
+    /** The status {@code inspect} gives each authorization, by name. */
+    Map<String, KeyHistory.AuthorizationStatus> statuses(Worker w) throws InterruptedException {
+        Map<String, KeyHistory.AuthorizationStatus> out = new TreeMap<>();
+        w.gate().inspect(zk.key().key()).authorizations().forEach(a -> out.put(a.name(), a.status()));
+        return out;
+    }
+
+    @Test
+    void authorizationForANotSentScope_opensNothingOnceALaterScopeIsConsumed() throws Exception {
+        // Given scope 0 proven not_sent (which opened scope 1) and scope 1 delivered
+        Worker a = zk.newWorker("task-a");
+        try (Attempt attempt = a.gate().enter(zk.key())) {
+            attempt.cross(zk.provider().rejects(QUOTA));
+        }
+        assertThat(enterAndDeliver(zk.newGate("task-b"))).isInstanceOf(Decision.Proceed.class);
+        // When an operator authorizes after scope 0 (not the latest consumed scope), and contenders come
+        authorizeFromZkCli(a.client(), 0);
+        Decision c = enterAndDeliver(zk.newGate("task-c"));
+        Decision d = enterAndDeliver(zk.newGate("task-d"));
+
+        // Then after-0 opens nothing: scope 1 stays the latest, delivered once
+        assertThat(List.of(c, d)).allSatisfy(x -> assertThat(x).isInstanceOf(Decision.StopSent.class));
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        assertThat(zk.provider().ledger().get(0).scope()).isEqualTo(1);
+        KeyHistory history = a.gate().inspect(zk.key().key());
+        assertThat(history.scopes()).extracting(KeyHistory.Scope::state).containsExactly(ScopeState.NOT_SENT, ScopeState.SENT_VERIFIED);
+        assertThat(statuses(a)).containsExactly(Map.entry("after-0", KeyHistory.AuthorizationStatus.STALE));
+    }
+
+    @Test
+    void authorizationWrittenWhileItsScopeIsOpen_isPremature_andOpensNothingOnceTheScopeIsConsumed() throws Exception {
+        // Given scope 0 proven not_sent, so scope 1 is open and nobody entered it yet
+        Worker a = zk.newWorker("task-a");
+        try (Attempt attempt = a.gate().enter(zk.key())) {
+            attempt.cross(zk.provider().rejects(QUOTA));
+        }
+        // When an operator "pre-authorizes" scope 1 while it is open
+        authorizeFromZkCli(a.client(), 1);
+
+        // Then it is premature (no decision about a scope that has not ended), and a new attempt would just enter scope 1
+        KeyHistory early = a.gate().inspect(zk.key().key());
+        assertThat(statuses(a)).containsExactly(Map.entry("after-1", KeyHistory.AuthorizationStatus.PREMATURE));
+        assertThat(early.state()).isEqualTo(ScopeState.OPEN);
+        assertThat(early.nextAttempt()).startsWith("Scope 1 is open");
+        // and once scope 1 is delivered, it opens no scope 2
+        assertThat(enterAndDeliver(zk.newGate("task-b"))).isInstanceOf(Decision.Proceed.class);
+        assertThat(enterAndDeliver(zk.newGate("task-c"))).isInstanceOf(Decision.StopSent.class);
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        assertThat(a.gate().inspect(zk.key().key()).scopes()).hasSize(2);
+        assertThat(statuses(a)).containsExactly(Map.entry("after-1", KeyHistory.AuthorizationStatus.PREMATURE));
+    }
+
+    @Test
+    void authorizationForAScopeThatDoesNotExist_opensNothing_evenOnceThatScopeIsConsumed() throws Exception {
+        // Given scope 0 delivered; an operator authorizes after it, and (in advance) after scopes 1 and 5
+        Worker a = consumedWith(zk.provider().verified());
+        authorizeFromZkCli(a.client(), 0);
+        authorizeFromZkCli(a.client(), 1);
+        authorizeFromZkCli(a.client(), 5);
+        assertThat(statuses(a)).containsExactly(Map.entry("after-0", KeyHistory.AuthorizationStatus.UNUSED),
+                Map.entry("after-1", KeyHistory.AuthorizationStatus.PREMATURE),
+                Map.entry("after-5", KeyHistory.AuthorizationStatus.PREMATURE));
+
+        // When contenders come: after-0 opens scope 1, which is delivered and so consumed
+        List<Decision> decisions = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            decisions.add(enterAndDeliver(zk.newGate("retry-" + i)));
+        }
+
+        // Then after-1, written before scope 1 existed, opens no scope 2: one redelivery only
+        assertThat(decisions).filteredOn(Decision::proceeds).singleElement()
+                .satisfies(p -> assertThat(((Decision.Proceed) p).scope()).isEqualTo(1));
+        assertThat(zk.provider().deliveries()).isEqualTo(2);
+        assertThat(a.gate().inspect(zk.key().key()).scopes()).extracting(KeyHistory.Scope::state)
+                .containsExactly(ScopeState.SENT_VERIFIED, ScopeState.SENT_VERIFIED);
+        assertThat(statuses(a)).containsExactly(Map.entry("after-0", KeyHistory.AuthorizationStatus.USED),
+                Map.entry("after-1", KeyHistory.AuthorizationStatus.PREMATURE),
+                Map.entry("after-5", KeyHistory.AuthorizationStatus.PREMATURE));
     }
 
     @Test
