@@ -23,8 +23,9 @@ import org.apache.zookeeper.data.Stat;
  *       admin can ever remove them. Any other {@code armed*} child is unreadable. (Records older
  *       than schema 4 named the armed record {@code armed-<attempt>} after the holder in the scope's
  *       data, with the outcome beside it; such a record still reads as armed, that is consumed.)</li>
- *   <li><b>An outcome</b> is the one write of {@code armed/outcome} (version 0 → 1; a later
- *       version means it was rewritten: unreadable). {@code not_sent} — the one outcome that lets a
+ *   <li><b>An outcome</b> is the write of {@code armed/outcome} (version 0 → 1; a {@code not_sent}
+ *       written again is unreadable, whereas an admin may restore a damaged {@code sent_verified} or
+ *       {@code send_status_unknown}, which only ever stop contenders). {@code not_sent} — the one outcome that lets a
  *       contender deliver afterwards — counts only when it reveals the secret the armed record
  *       committed to ({@link Records.ExecutorOutcome#opens}): only the executor that armed knows
  *       it. An outcome that does not is unreadable. (A {@code not_sent} of schema 3 or older carries
@@ -128,9 +129,13 @@ final class Custody {
                         + " where the protocol writes none");
             }
             int writes = r.outcomeStat().getVersion();
-            if (writes > 1 || writes == 1 && r.outcome() == null || writes == 0 && r.outcome() != null) {
-                throw new UnreadableRecordException(outcomePath, "the outcome was written " + writes + " times: only one"
-                        + " write counts, and nothing says which (rewritten with the worker credential?)");
+            if (writes >= 1 && r.outcome() == null || writes == 0 && r.outcome() != null) {
+                throw new UnreadableRecordException(outcomePath, "the outcome znode's content and its version (" + writes
+                        + " writes) disagree");
+            }
+            if (writes > 1 && r.outcome() instanceof Records.ExecutorOutcome e && e.outcome().outcome() == Outcome.NOT_SENT) {
+                throw new UnreadableRecordException(outcomePath, "a not_sent outcome written " + writes + " times: only"
+                        + " the executor's one write proves anything (rewritten with the worker credential?)");
             }
             outcome = r.outcome();
             outcomeStat = r.outcomeStat();
@@ -185,7 +190,8 @@ final class Custody {
         return new ScopeView(r.scope(), r.path(), r.data(), r.stat().getVersion(), r.stat().getMzxid(),
                 r.stat().getCzxid(), armedName, r.armed() == null ? null : r.armed().armed(),
                 r.armedStat() == null ? 0 : r.armedStat().getCzxid(), executorOutcome,
-                outcome == null ? 0 : outcomeStat.getMzxid(), r.reconciliation(), state);
+                outcome == null ? 0 : outcomeStat.getMzxid(), outcome == null ? -1 : outcomeStat.getVersion(),
+                r.reconciliation(), state);
     }
 
     /**

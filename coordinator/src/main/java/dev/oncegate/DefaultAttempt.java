@@ -3,10 +3,10 @@ package dev.oncegate;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.CuratorConnectionLossException;
@@ -74,8 +74,11 @@ final class DefaultAttempt implements Attempt {
     /** This attempt's id: it names its armed record, and a retried write recognises itself by it. */
     private final String attemptId;
     private final ScopeProtocol protocol;
-    /** The paths this attempt set watches on: {@link #close} removes them at the server. */
-    private final Set<String> watched = new LinkedHashSet<>();
+    /**
+     * The paths this attempt set watches on: {@link #close} removes them. Concurrent: the close of
+     * another attempt of the gate asks whether this one still watches a path ({@link #watches}).
+     */
+    private final Set<String> watched = ConcurrentHashMap.newKeySet();
     private final Watcher watcher = event -> signal();
     private final LeaderLatchListener latchListener = new LeaderLatchListener() {
         @Override
@@ -262,7 +265,6 @@ final class DefaultAttempt implements Attempt {
             }
             if (watchesSet) {
                 watched.add(scopePath);
-                watched.add(Layout.outcome(scopePath));
             }
             Instant now = gate.clock.instant();
             boolean connected = gate.client.getZookeeperClient().isConnected();
@@ -364,6 +366,13 @@ final class DefaultAttempt implements Attempt {
                 gate.clock.instant().plus(gate.leaseTtl), takeover));
         ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, view.version(), leased, electionNode);
         if (!write.written()) {
+            if (write.refusal() == ScopeProtocol.LeaseRefusal.ELECTION_NODE_GONE && latch != null
+                    && electionNode.equals(latch.getOurPath())) {
+                // Deleted under a latch that does not know (an admin; the latch watches only its predecessor):
+                // join again with a new node, instead of sending the same refused CAS in a loop.
+                LOG.warn("this contender's election node {} is gone; joining the election again", electionNode);
+                closeLatch();
+            }
             return null;
         }
         token = write.token();
@@ -811,16 +820,26 @@ final class DefaultAttempt implements Attempt {
         gate.forget(this);
     }
 
-    /** Removes this attempt's watches, so a closed waiter leaves nothing on the server or in the client. */
+    /**
+     * Removes this attempt's watches and no one else's ({@link ScopeProtocol#forgetWatches}): its
+     * own watcher, and the session's watch at the server where no other attempt of the gate watches
+     * the path. Each path leaves {@link #watched} before the others are asked, so of two attempts
+     * closing at once the later one finds the path unwatched and removes the server's watch.
+     */
     private void forgetWatches() {
-        for (String path : watched) {
+        for (String path : List.copyOf(watched)) {
+            watched.remove(path);
             try {
-                protocol.forgetWatches(path);
+                protocol.forgetWatches(path, watcher, gate.watchedByAnAttempt(path));
             } catch (Exception e) {
                 LOG.debug("could not remove the watches on {} ({}); they go when it changes", path, e.toString());
             }
         }
-        watched.clear();
+    }
+
+    /** Whether this attempt watches {@code path} and has not removed its watch yet. Any thread. */
+    boolean watches(String path) {
+        return watched.contains(path);
     }
 
     private void closeLatch() {

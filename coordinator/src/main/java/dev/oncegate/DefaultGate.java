@@ -88,6 +88,16 @@ final class DefaultGate implements Gate {
         live.remove(attempt);
     }
 
+    /** Whether a live attempt of this gate watches {@code path} (the client's watches are shared by all of them). */
+    boolean watchedByAnAttempt(String path) {
+        for (DefaultAttempt attempt : live) {
+            if (attempt.watches(path)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     boolean isClosed() {
         return closed.get();
     }

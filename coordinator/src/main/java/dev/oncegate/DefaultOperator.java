@@ -465,12 +465,16 @@ final class DefaultOperator implements Operator {
     // ---- authorize ------------------------------------------------------------------------------
 
     @Override
-    public Authorized authorize(String key, String by, String reason) throws InterruptedException {
+    public Authorized authorize(String key, int after, String by, String reason) throws InterruptedException {
         EffectKey.requireKeyText(key);
+        if (after < 0) {
+            throw new IllegalArgumentException("after: a scope number (0 or more), got " + after);
+        }
         requireText("by", by, "must name who authorizes the redelivery");
         requireText("reason", reason, "must say why a new delivery is justified");
         return runInNamespace("authorize a redelivery of key " + key, () -> {
             KeyHistory before = read(key);
+            requireLatest(before, after);
             int n = consumedLatest(before, "authorize");
             Records.Authorization record = new Records.Authorization(by, reason, ns.clock.instant(), actor());
             String keyPath = Layout.keyPath(ns.namespace, key);
@@ -488,6 +492,37 @@ final class DefaultOperator implements Operator {
             return new Authorized(done.path(), n, false, existing == null ? null : existing.by(),
                     existing == null ? null : existing.reason(), status);
         });
+    }
+
+    /**
+     * Refuses an authorization after scope {@code after} unless that is the key's latest scope (when
+     * the key exists and reads; {@link #consumedLatest} says why otherwise). An earlier scope is how a
+     * repeated authorize looks once a worker used the first one: the scope it opened is latest now.
+     * Nothing is written either way, so a repeat authorizes nothing more.
+     */
+    private void requireLatest(KeyHistory h, int after) {
+        if (!h.exists() || h.state() == null) {
+            return;
+        }
+        int latest = h.scopes().get(h.scopes().size() - 1).scope();
+        if (after > latest) {
+            throw new IllegalArgumentException("key " + h.key() + " has no scope " + after + ": its latest scope is "
+                    + latest + " (" + h.state().wireName() + "); nothing was written. `oncegate inspect --key " + h.key()
+                    + "` shows the scope a redelivery follows (authorize_command)");
+        }
+        if (after < latest) {
+            StringBuilder since = new StringBuilder();
+            for (KeyHistory.Scope s : h.scopes()) {
+                if (s.scope() > after) {
+                    since.append(since.length() == 0 ? "" : ", then ").append("scope ").append(s.scope()).append(" (opened by ")
+                            .append(s.opened()).append(") is ").append(s.state() == null ? "unreadable" : s.state().wireName());
+                }
+            }
+            throw new IllegalArgumentException("scope " + after + " of key " + h.key() + " is not its latest scope: "
+                    + since + ". A redelivery after scope " + after + " happened or is under way since the decision this"
+                    + " authorization was for, so nothing was written. To deliver once more, check the destination, then"
+                    + " authorize after the latest scope once it is consumed (`oncegate inspect --key " + h.key() + "`)");
+        }
     }
 
     /** The latest scope's number, when the key exists, reads, and is consumed; else IllegalArgumentException. */

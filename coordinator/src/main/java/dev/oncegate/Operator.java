@@ -58,18 +58,28 @@ public interface Operator {
     ListReport list(ListQuery query, Consumer<KeySummary> each) throws InterruptedException;
 
     /**
-     * Writes an operator's authorization to redeliver the key once more: the record
-     * {@code KEY/authorizations/after-<n>} for the key's consumed latest scope {@code n}, the same
-     * record as the zkCli recipe {@code create KEY/authorizations/after-<n> '{"by":…,"reason":…}'}.
-     * It opens scope {@code n + 1} once, for one executor, and is never honoured for a later scope.
-     * One authorization per consumed scope: when {@code after-<n>} exists already (a second
+     * Writes an operator's authorization to redeliver the key once more after its consumed scope
+     * {@code after}: the record {@code KEY/authorizations/after-<after>}, the same record as the zkCli
+     * recipe {@code create KEY/authorizations/after-<n> '{"by":…,"reason":…}'}. It opens scope
+     * {@code after + 1} once, for one executor, and is never honoured for a later scope.
+     *
+     * <p>{@code after} is the scope the operator decided about ({@link KeyHistory#scopes()}' last one,
+     * as {@code inspect} shows it), and it must still be the key's latest scope: a repeat of the same
+     * call after a worker used the authorization (a retried call whose first create was applied, a
+     * second operator on the same ticket) is refused, naming the scopes opened since, instead of
+     * authorizing the scope that redelivery consumed. So calling this twice authorizes once.
+     * One authorization per consumed scope: when {@code after-<after>} exists already (a second
      * operator, a pasted recipe), nothing is written and the existing one is returned with
      * {@code created == false}; a create retried after a lost reply recognises itself.
      *
-     * @throws IllegalArgumentException when the key does not exist or is not consumed, or by/reason are blank
+     * @param after the consumed scope the redelivery follows: the key's latest scope
+     * @throws IllegalArgumentException when the key does not exist, cannot be read or is not consumed;
+     *                                  when {@code after} is not its latest scope (earlier: the message
+     *                                  names the scopes opened since and their states; later: there is no
+     *                                  such scope); or when by/reason are blank. Nothing is written then.
      * @throws OncegateException        when ZooKeeper cannot be read or written
      */
-    Authorized authorize(String key, String by, String reason) throws InterruptedException;
+    Authorized authorize(String key, int after, String by, String reason) throws InterruptedException;
 
     /**
      * Records that a person checked the destination and found the effect delivered: the key's

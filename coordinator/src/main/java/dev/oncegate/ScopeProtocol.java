@@ -17,6 +17,7 @@ import java.util.function.Supplier;
 
 import org.apache.curator.RetryLoop;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.BackgroundCallback;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 import org.apache.curator.utils.ZKPaths;
@@ -657,22 +658,40 @@ final class ScopeProtocol {
     }
 
     /**
-     * {@code removeWatches(path, Any)} in the background: drops this session's watches on
-     * {@code path} at the server and in the client. ZooKeeper's per-watcher removal (what Curator's
-     * watcher-removing facade sends) only checks the server's watch and keeps it until the path
-     * changes, so a closed waiter's watch would stay on the server; this removes it. Another attempt
-     * of the same client watching the path gets a "watch removed" event, reads again and watches anew.
+     * Drops an attempt's watches on {@code path}, in the background, without taking a watch that
+     * anyone else of the same client relies on. Attempts of a gate share their client, and so its
+     * session, with each other and with their LeaderLatches; a latch watches its predecessor's
+     * election node and reacts only to its deletion, so a watch taken from it leaves its member
+     * unaware that it leads until a lease TTL has passed.
+     * <ul>
+     *   <li>{@code shared}, or an election node: {@code removeWatches(path, watcher, Any)} — only
+     *       {@code watcher}, in the client. The server keeps the session's watch (ZooKeeper's
+     *       per-watcher removal only checks it) until the path changes: on an election node, which a
+     *       latch of this client may watch, until its holder leaves (it is ephemeral); on a scope or
+     *       outcome another attempt watches, until that attempt closes.</li>
+     *   <li>Otherwise {@code removeAllWatches(path, Any)} — the session's watches on the path at the
+     *       server and in the client, so a closed waiter leaves none behind. An attempt that set its
+     *       watch just now (after {@code shared} was decided) gets a "watch removed" event, reads
+     *       again and watches anew, as it does for any event.</li>
+     * </ul>
      * Failures are harmless (the watch goes when the path changes or the session ends) and only logged.
+     *
+     * @param watcher the attempt's own watcher
+     * @param shared  whether another attempt of the gate may watch {@code path}
      */
-    void forgetWatches(String path) throws Exception {
-        client.watchers().removeAll().ofType(Watcher.WatcherType.Any).quietly()
-                .inBackground((c, event) -> {
-                    if (event.getResultCode() != KeeperException.Code.OK.intValue()
-                            && event.getResultCode() != KeeperException.Code.NOWATCHER.intValue()) {
-                        org.slf4j.LoggerFactory.getLogger(ScopeProtocol.class).debug(
-                                "could not remove the watches on {}: {}", path, KeeperException.Code.get(event.getResultCode()));
-                    }
-                }).forPath(path);
+    void forgetWatches(String path, Watcher watcher, boolean shared) throws Exception {
+        BackgroundCallback logged = (c, event) -> {
+            if (event.getResultCode() != KeeperException.Code.OK.intValue()
+                    && event.getResultCode() != KeeperException.Code.NOWATCHER.intValue()) {
+                org.slf4j.LoggerFactory.getLogger(ScopeProtocol.class).debug(
+                        "could not remove the watches on {}: {}", path, KeeperException.Code.get(event.getResultCode()));
+            }
+        };
+        if (shared || Layout.kind(namespace, path) == Layout.Kind.ELECTION_NODE) {
+            client.watchers().remove(watcher).ofType(Watcher.WatcherType.Any).quietly().inBackground(logged).forPath(path);
+        } else {
+            client.watchers().removeAll().ofType(Watcher.WatcherType.Any).quietly().inBackground(logged).forPath(path);
+        }
     }
 
     /**
@@ -1068,7 +1087,7 @@ final class ScopeProtocol {
      * multi or the executor's own outcome lands, never both (a late {@code not_sent} can no longer
      * reopen the key; a {@code not_sent} that came first makes this one fail, and the scope is then
      * no longer consumed). For a {@code send_status_unknown} scope: {@code multi(check(scope,
-     * version), check(armed/outcome, 1), create KEY/authorizations/reconciled-n)}. The scope version
+     * version), check(armed/outcome, its version), create KEY/authorizations/reconciled-n)}. The scope version
      * check is what an authorization opening scope n+1 moves ({@link #openAuthorizedScope}): a
      * reconciliation never lands on a scope that is no longer the latest. The original records stay
      * beside it. (Scopes armed before schema 4 keep their outcome at {@code KEY/n/outcome}: created
@@ -1081,7 +1100,7 @@ final class ScopeProtocol {
         String outcomePath = current ? Layout.outcome(scope.path()) : Layout.legacyOutcome(scope.path());
         CuratorOp outcomeOp;
         if (scope.outcome() != null) {
-            outcomeOp = client.transactionOp().check().withVersion(current ? 1 : 0).forPath(outcomePath);
+            outcomeOp = client.transactionOp().check().withVersion(scope.outcomeVersion()).forPath(outcomePath);
         } else if (current) {
             outcomeOp = client.transactionOp().setData().withVersion(0).forPath(outcomePath, Records.reconciledMarker(scope.scope()));
         } else {

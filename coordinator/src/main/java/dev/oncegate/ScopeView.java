@@ -14,13 +14,14 @@ import java.util.Objects;
  * @param armed       the armed record, or null when not armed or not read
  * @param armedZxid   the armed record's creation zxid: when the scope was consumed (0 when not read)
  * @param outcome     the executor's outcome, or null (none, or an operator's reconciliation marker)
- * @param outcomeZxid the creation zxid of the {@code outcome} znode, whoever wrote it (0 when none)
+ * @param outcomeZxid the zxid of the outcome's write, whoever wrote it (0 when none)
+ * @param outcomeVersion the outcome znode's version when it holds an outcome (-1 when none)
  * @param reconciliation an operator's reconciliation, or null
  * @param state       what the records prove
  */
 record ScopeView(int scope, String path, Records.Scope data, int version, long mzxid, long czxid, String armedName,
                  KeyHistory.Armed armed, long armedZxid, KeyHistory.OutcomeRecord outcome, long outcomeZxid,
-                 KeyHistory.Reconciliation reconciliation, ScopeState state) {
+                 int outcomeVersion, KeyHistory.Reconciliation reconciliation, ScopeState state) {
 
     ScopeView {
         Objects.requireNonNull(path, "path");
@@ -30,7 +31,7 @@ record ScopeView(int scope, String path, Records.Scope data, int version, long m
 
     /** A scope this contender just created (with its key): open, version 0, created at {@code czxid} (0 when unknown). */
     static ScopeView created(int scope, String path, Records.Scope data, long czxid) {
-        return new ScopeView(scope, path, data, 0, czxid, czxid, null, null, 0, null, 0, null, ScopeState.OPEN);
+        return new ScopeView(scope, path, data, 0, czxid, czxid, null, null, 0, null, 0, -1, null, ScopeState.OPEN);
     }
 
     /** The armed record's path. */

@@ -50,7 +50,7 @@ class ContentionRulesTest {
         } : data.armed() ? ScopeState.ARMED : data.lease() == null ? ScopeState.OPEN : ScopeState.LEASED;
         boolean armed = data.armed() || outcome != null;
         return new ScopeView(n, "/ns/keys/ab/cd/k/" + n, data, version, mzxid, 1, armed ? "armed-1" : null, null,
-                armed ? mzxid : 0, outcome, outcome != null ? mzxid + 1 : 0, null, state);
+                armed ? mzxid : 0, outcome, outcome != null ? mzxid + 1 : 0, outcome != null ? 1 : -1, null, state);
     }
 
     static AuthorizationView authorization(long czxid) {

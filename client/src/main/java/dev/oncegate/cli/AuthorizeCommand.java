@@ -9,22 +9,33 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code oncegate authorize}: an operator's redelivery authorization for the key's consumed
- * latest scope n, {@code KEY/authorizations/after-<n>} — the same record as the zkCli recipe
- * {@code create KEY/authorizations/after-<n> '{"by":…,"reason":…}'}. One authorization per
- * consumed scope: a retried create recognises itself, and a second operator (or a pasted recipe)
- * meets the existing record and writes nothing.
+ * latest scope N, named on the command line ({@code --after N}), written as
+ * {@code KEY/authorizations/after-<N>} — the same record as the zkCli recipe
+ * {@code create KEY/authorizations/after-<N> '{"by":…,"reason":…}'}. Running it twice authorizes
+ * once: a repeat after a worker used the authorization finds scope N+1 latest and is refused
+ * (exit 2) naming it; a retried create recognises itself, and a second operator (or a pasted
+ * recipe) meets the existing record and writes nothing.
  */
 @Command(name = "authorize", mixinStandardHelpOptions = true,
-        description = "Authorize one redelivery of a consumed key: writes KEY/authorizations/after-<n> for its"
-                + " consumed latest scope n, which opens scope n+1 once, for one executor.",
-        footer = {"", "Exit codes: 0 written, or a usable authorization for that scope exists already (\"created\":false,"
-                + " nothing written); 2 the key does not exist or is not consumed, or the existing after-<n> will never"
-                + " be honoured (premature or unreadable: an admin must remove it first); 13 ZooKeeper unavailable or"
-                + " this identity may not authorize (the operator role)."})
+        description = "Authorize one redelivery of a consumed key after its latest scope N (`oncegate inspect` prints"
+                + " N): writes KEY/authorizations/after-<N>, which opens scope N+1 once, for one executor. Running it"
+                + " twice authorizes once: after a worker used the authorization, scope N is no longer the latest and"
+                + " the same command is refused.",
+        footer = {"", "Exit codes: 0 written, or after-<N> exists already and will be (or was) honoured (\"created\":false,"
+                + " nothing written); 2 --after is missing, N is not the key's latest scope (the message names the scopes"
+                + " opened since: the redelivery happened or is under way), the key does not exist or is not consumed,"
+                + " or the existing after-<N> will never be honoured (premature or unreadable: an admin must remove it"
+                + " first), nothing written; 13 ZooKeeper unavailable or this identity may not authorize (the operator"
+                + " role)."})
 final class AuthorizeCommand extends NamespaceCommand {
 
     @Option(names = "--key", paramLabel = "KEY", required = true, description = "The key, 64 lower-case hex characters.")
     String key;
+
+    @Option(names = "--after", paramLabel = "N", required = true,
+            description = "The consumed scope this redelivery follows: the key's latest scope, as `oncegate inspect --key"
+                    + " KEY` shows it (the after-<N> of its authorize_command). Refused unless it is still the latest.")
+    int after;
 
     @Option(names = "--by", paramLabel = "WHO", required = true, description = "Who authorizes the redelivery.")
     String by;
@@ -41,7 +52,7 @@ final class AuthorizeCommand extends NamespaceCommand {
         if (reason.isBlank()) {
             throw usage("--reason: must say why");
         }
-        Operator.Authorized done = zookeeper.withOperator(operator -> operator.authorize(key, by, reason));
+        Operator.Authorized done = zookeeper.withOperator(operator -> operator.authorize(key, after, by, reason));
         Map<String, Object> out = Json.object();
         out.put("key", key);
         out.put("path", done.path());

@@ -83,6 +83,14 @@ public final class Main {
         CommandLine cli = e.getCommandLine();
         PrintWriter err = cli.getErr();
         err.println(cli.getCommandSpec().qualifiedName() + ": " + e.getMessage());
+        if (e instanceof CommandLine.MissingParameterException missing) {
+            // What each missing option is and where its value comes from (authorize's --after: `oncegate inspect`).
+            for (CommandLine.Model.ArgSpec arg : missing.getMissing()) {
+                if (arg instanceof CommandLine.Model.OptionSpec option) {
+                    err.println("  " + option.longestName() + "=" + option.paramLabel() + ": " + String.join(" ", option.description()));
+                }
+            }
+        }
         CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
         err.println("Try '" + cli.getCommandSpec().qualifiedName() + " --help' for more information.");
         err.flush();

@@ -129,15 +129,14 @@ class AccessControlIT {
     void workerWithStockZkCli_cannotDeleteOrRewriteTheRecords_norAuthorize() throws Exception {
         assertThat(run(WORKER, deliver()).exit()).isZero();
         String scope0 = keyPath + "/0";
-        String armed = scope0 + "/" + admin.getChildren().forPath(scope0).stream()
-                .filter(c -> c.startsWith("armed-")).findFirst().orElseThrow();
+        String armed = scope0 + "/armed";
+        String outcome = armed + "/outcome";
         String genesis = NS + "/genesis";
         String genesisId = new String(admin.getData().forPath(genesis), StandardCharsets.UTF_8).replaceAll(".*\"id\":\"([^\"]+)\".*", "$1");
-        byte[] outcomeBefore = admin.getData().forPath(scope0 + "/outcome");
+        byte[] outcomeBefore = admin.getData().forPath(outcome);
 
         String out = new StockZkCli(zk.connectString(), dir).run("addauth digest " + WORKER,
-                "delete " + armed, "set " + armed + " {}",
-                "delete " + scope0 + "/outcome", "set " + scope0 + "/outcome {\"outcome\":\"not_sent\"}",
+                "delete " + armed, "set " + armed + " {}", "delete " + outcome,
                 "set " + keyPath + " {}", "deleteall " + keyPath, "delete " + scope0,
                 "set " + genesis + " {}", "delete " + genesis + "/" + genesisId, "deleteall " + genesis,
                 "create " + keyPath + "/authorizations/after-0 {\"by\":\"worker\",\"reason\":\"self-serve\"}");
@@ -145,16 +144,25 @@ class AccessControlIT {
         // zkCli says "Insufficient permission" for each refused write ("Failed to delete some node(s)" for a deleteall)
         assertThat(out.lines().filter(l -> l.startsWith("Insufficient permission")).count())
                 .as("the writes refused:\n" + out).isGreaterThanOrEqualTo(9);
-        assertThat(out).contains("Insufficient permission : " + armed, "Insufficient permission : " + scope0 + "/outcome",
+        assertThat(out).contains("Insufficient permission : " + armed, "Insufficient permission : " + outcome,
                 "Insufficient permission : " + genesis, "Insufficient permission : " + keyPath + "/authorizations/after-0");
         assertThat(out).doesNotContain("Created " + keyPath + "/authorizations");
         assertThat(admin.checkExists().forPath(scope0)).isNotNull();
         assertThat(admin.getData().forPath(genesis)).asString(StandardCharsets.UTF_8).contains("\"id\":\"" + genesisId + "\"");
         assertThat(admin.checkExists().forPath(armed)).isNotNull();
-        assertThat(admin.getData().forPath(scope0 + "/outcome")).isEqualTo(outcomeBefore);
+        assertThat(admin.getData().forPath(outcome)).isEqualTo(outcomeBefore);
         assertThat(admin.checkExists().forPath(genesis + "/" + genesisId)).isNotNull();
         assertThat(admin.getChildren().forPath(keyPath + "/authorizations")).isEmpty();
         assertThat(run(WORKER, deliver()).exit()).as("still consumed").isEqualTo(10);
+
+        // The outcome's one write is a worker's to make, so the credential may write it again: a rewrite is seen
+        // (its version counts the writes) and stops every contender, and never reads not_sent
+        String rewrite = new StockZkCli(zk.connectString(), dir).run("addauth digest " + WORKER,
+                "set " + outcome + " {\"v\":4,\"o\":\"not_sent\"}");
+        assertThat(rewrite).doesNotContain("Insufficient permission");
+        Cli.Result after = run(WORKER, deliver());
+        assertThat(after.exit()).as(after.toString()).isEqualTo(13);
+        assertThat(after.runJson().get("reason").asText()).isEqualTo("unreadable_record");
         assertThat(ledger()).hasSize(1);
     }
 
@@ -184,7 +192,7 @@ class AccessControlIT {
         Cli.Result byWorker = cli.run("reconcile", "--connect", zk.connectString(), "--namespace", NS, "--auth", WORKER,
                 "--key", key.key(), "--by", "worker", "--evidence", "trust me");
         Cli.Result authorizeByWorker = cli.run("authorize", "--connect", zk.connectString(), "--namespace", NS,
-                "--auth", WORKER, "--key", key.key(), "--by", "worker", "--reason", "self-serve");
+                "--auth", WORKER, "--key", key.key(), "--after", "0", "--by", "worker", "--reason", "self-serve");
         Cli.Result byOperator = cli.run("reconcile", "--connect", zk.connectString(), "--namespace", NS, "--auth", OPERATOR,
                 "--key", key.key(), "--by", "alice", "--evidence", "message 1234 is in the channel");
 

@@ -14,7 +14,7 @@ class AuthorizeAndListIT extends CliFixture {
     void authorizedRedelivery_deliversOnceMore_thenTheKeyIsConsumedAgain() throws Exception {
         assertThat(run(LEDGER_LINE).exit()).isEqualTo(0);
 
-        Cli.Result auth = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(),
+        Cli.Result auth = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(), "--after", "0",
                 "--by", "ops@example", "--reason", "customer lost the file");
 
         assertThat(auth.exit()).as(auth.toString()).isEqualTo(0);
@@ -25,7 +25,7 @@ class AuthorizeAndListIT extends CliFixture {
         assertThat(new String(curator.getData().forPath(authPath)))
                 .as("the zkCli recipe's fields, and who ran it").startsWith("{\"v\":2,\"by\":\"ops@example\",\"reason\":\"customer lost the file\",\"actor\":{\"task\":\"oncegate\",");
 
-        Cli.Result second = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(),
+        Cli.Result second = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(), "--after", "0",
                 "--by", "ops@example", "--reason", "again");
         assertThat(second.exit()).as("an unused authorization exists: nothing to add, " + second).isEqualTo(0);
         assertThat(second.stdoutJson().get("created").asBoolean()).isFalse();
@@ -46,14 +46,14 @@ class AuthorizeAndListIT extends CliFixture {
 
     @Test
     void authorize_keyNotConsumed_exits2_andWritesNothing() throws Exception {
-        Cli.Result absent = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(),
+        Cli.Result absent = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(), "--after", "0",
                 "--by", "ops", "--reason", "why not");
 
         assertThat(absent.exit()).as(absent.toString()).isEqualTo(2);
         assertThat(curator.checkExists().forPath(key.path(NAMESPACE))).isNull();
 
         assertThat(run(LEDGER_LINE + "; exit 42", "--not-sent-exit", "42").exit()).isEqualTo(3);
-        Cli.Result open = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(),
+        Cli.Result open = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(), "--after", "1",
                 "--by", "ops", "--reason", "why not");
 
         assertThat(open.exit()).as(open.toString()).isEqualTo(2);

@@ -89,14 +89,15 @@ abstract class CliFixture {
         return Files.exists(ledger) ? Files.readAllLines(ledger, StandardCharsets.UTF_8) : List.of();
     }
 
-    /** The armed record of scope {@code n} ({@code n/armed-ATTEMPT}), or null when it was never armed. */
+    /** The armed record of scope {@code n} ({@code n/armed}), or null when it was never armed. */
     String armedNode(int n) throws Exception {
-        try {
-            return curator.getChildren().forPath(key.path(NAMESPACE) + "/" + n).stream()
-                    .filter(c -> c.startsWith("armed-")).findFirst().orElse(null);
-        } catch (KeeperException.NoNodeException e) {
-            return null;
-        }
+        return curator.checkExists().forPath(key.path(NAMESPACE) + "/" + n + "/armed") != null ? "armed" : null;
+    }
+
+    /** The outcome of scope {@code n} ({@code n/armed/outcome}), or null when it was never written. */
+    String outcome(int n) throws Exception {
+        String written = znode("/" + n + "/armed/outcome");
+        return written == null || written.isEmpty() ? null : written;
     }
 
     /** The data of a znode below the key, or null when it does not exist. */

@@ -113,7 +113,7 @@ class ExporterIT extends CliFixture {
         Worker a = worker(zk, "task-a");
         Operator ops = Operator.builder(a.client()).namespace(namespace).build();
         EffectKey verified = crossed(a, provider.verified());
-        ops.authorize(verified.key(), "alice", "the customer asked for it again");
+        ops.authorize(verified.key(), 0, "alice", "the customer asked for it again");
         crossed(a, provider.unconfirmed());
         crossed(a, provider.rejects("the channel was archived")); // not_sent opens scope 1: open
         Attempt leased = worker(zk, "task-b").gate().enter(freshKey());

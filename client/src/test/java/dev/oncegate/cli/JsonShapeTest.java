@@ -31,21 +31,24 @@ class JsonShapeTest {
                 List.of(new KeyHistory.Scope(0, "/oncegate/keys/k/0", ScopeState.SENT_VERIFIED, 2, 42L, "initial", at,
                         new KeyHistory.Lease(actor, "/oncegate/keys/k/0/latch/n", at, new KeyHistory.Takeover("lapsed", null)),
                         new KeyHistory.Armed(actor, token, List.of("picker"), at),
-                        new KeyHistory.OutcomeRecord(Outcome.SENT_VERIFIED, "exit 0", actor, token, at), null)),
+                        new KeyHistory.OutcomeRecord(Outcome.SENT_VERIFIED, "exit 0", actor, token, at), null, 43L, at)),
                 List.of(new KeyHistory.Authorization("after-0", "/oncegate/keys/k/authorizations/after-0", 0,
                         KeyHistory.AuthorizationStatus.UNUSED, "ops", "resend", at, null, -1)),
                 List.of(new KeyHistory.Unreadable("/oncegate/keys/k/1", new byte[] {(byte) 0xff, 'x'}, "not UTF-8", "fix it")),
                 "a new attempt would stop sent",
-                "create /oncegate/keys/k/authorizations/after-0 '{\"by\":\"<you>\",\"reason\":\"<why>\"}'");
+                "create /oncegate/keys/k/authorizations/after-0 '{\"by\":\"<you>\",\"reason\":\"<why>\"}'", "g-1", 40L);
 
         JsonNode json = Cli.JSON.readTree(Json.line(Render.history(history)));
 
         assertThat(json.fieldNames()).toIterable().containsExactly("key", "path", "exists", "state", "readable",
-                "next_attempt", "authorize_command", "record", "scopes", "authorizations", "unreadable");
+                "next_attempt", "authorize_command", "genesis", "zxid", "record", "scopes", "authorizations", "unreadable");
+        assertThat(json.get("genesis").asText()).isEqualTo("g-1");
+        assertThat(json.get("zxid").asLong()).isEqualTo(40L);
         assertThat(json.get("authorize_command").asText()).startsWith("create /oncegate/keys/k/authorizations/after-0 ");
         JsonNode scope = json.get("scopes").get(0);
         assertThat(scope.fieldNames()).toIterable().containsExactly("scope", "path", "state", "version", "mzxid", "opened",
-                "opened_at", "lease", "armed", "outcome", "reconciliation");
+                "opened_at", "lease", "armed", "outcome", "reconciliation", "armed_zxid", "recorded_at");
+        assertThat(scope.get("armed_zxid").asLong()).isEqualTo(43L);
         assertThat(scope.get("mzxid").asLong()).isEqualTo(42L);
         assertThat(scope.get("armed").get("zxid").asLong()).as("zxids are decimal everywhere").isEqualTo(42L);
         assertThat(scope.get("lease").get("expires").asText()).as("times are ISO-8601").isEqualTo("2026-01-02T03:04:05Z");

@@ -39,7 +39,7 @@ class OperatorCommandsIT extends CliFixture {
     @Test
     void inspect_corruptRecord_showsItWithTheRest_andExits13() throws Exception {
         assertThat(run(LEDGER_LINE).exit()).isZero();
-        curator.setData().forPath(key.path(NAMESPACE) + "/0/outcome", "{\"v\":2,\"outcome\":\"sent_verif".getBytes(StandardCharsets.UTF_8));
+        curator.setData().forPath(key.path(NAMESPACE) + "/0/armed/outcome", "{\"v\":2,\"outcome\":\"sent_verif".getBytes(StandardCharsets.UTF_8));
 
         Cli.Result inspect = ops("inspect", "--key", key.key());
 
@@ -48,7 +48,7 @@ class OperatorCommandsIT extends CliFixture {
         assertThat(story.get("readable").asBoolean()).isFalse();
         assertThat(story.get("record").get("destination").asText()).as("the rest is shown").isNotEmpty();
         JsonNode bad = story.get("unreadable").get(0);
-        assertThat(bad.get("path").asText()).isEqualTo(key.path(NAMESPACE) + "/0/outcome");
+        assertThat(bad.get("path").asText()).isEqualTo(key.path(NAMESPACE) + "/0/armed/outcome");
         assertThat(bad.get("raw").asText()).startsWith("{\"v\":2,\"outcome\"");
         assertThat(bad.get("problem").asText()).isNotBlank();
         assertThat(bad.get("repair").asText()).contains("do not delete it");
@@ -123,7 +123,7 @@ class OperatorCommandsIT extends CliFixture {
     void unknownNamespace_isAnError_forInspectListAndAuthorize() {
         for (String[] args : new String[][] {{"inspect", "--namespace", "/nowhere", "--key", key.key()},
                 {"list", "--namespace", "/nowhere"},
-                {"authorize", "--namespace", "/nowhere", "--key", key.key(), "--by", "a", "--reason", "b"}}) {
+                {"authorize", "--namespace", "/nowhere", "--key", key.key(), "--after", "0", "--by", "a", "--reason", "b"}}) {
             Cli.Result r = ops(args);
             assertThat(r.exit()).as(r.toString()).isEqualTo(13);
             assertThat(r.stderr()).contains("oncegate init");

@@ -33,7 +33,7 @@ class RunCrashAndTimeoutIT extends CliFixture {
         assertThat(next.runJson().get("reason").asText()).isEqualTo("armed_without_outcome");
         assertThat(ledgerLines()).containsExactly("started");
         assertThat(armedNode(0)).isNotNull();
-        assertThat(znode("/0/outcome")).isNull();
+        assertThat(outcome(0)).isNull();
     }
 
     @Test
@@ -43,7 +43,7 @@ class RunCrashAndTimeoutIT extends CliFixture {
         ProcessTree.kill(gate.process(), Duration.ZERO);
         await().atMost(Timing.APPEAR).until(() -> !gate.process().isAlive());
 
-        Cli.Result auth = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(),
+        Cli.Result auth = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(), "--after", "0",
                 "--by", "ops@example", "--reason", "the crashed upload never arrived");
         Cli.Result redelivered = run(LEDGER_LINE);
         Cli.Result repeat = run(LEDGER_LINE);
@@ -53,8 +53,8 @@ class RunCrashAndTimeoutIT extends CliFixture {
         assertThat(redelivered.runJson().get("scope").asInt()).isEqualTo(1);
         assertThat(repeat.exit()).as(repeat.toString()).isEqualTo(10);
         assertThat(ledgerLines()).hasSize(2).first().isEqualTo("started");
-        assertThat(znode("/0/outcome")).as("the crashed scope keeps no outcome").isNull();
-        assertThat(znode("/1/outcome")).isNotNull();
+        assertThat(outcome(0)).as("the crashed scope keeps no outcome").isNull();
+        assertThat(outcome(1)).isNotNull();
     }
 
     @Test
@@ -89,7 +89,7 @@ class RunCrashAndTimeoutIT extends CliFixture {
         assertThat(stopped.exit()).as(stopped.toString()).isEqualTo(1);
         assertThat(stopped.runJson().get("outcome").asText()).isEqualTo("send_status_unknown");
         assertThat(stopped.runJson().get("recorded").asBoolean()).isTrue();
-        assertThat(znode("/0/outcome")).contains("\"send_status_unknown\"");
+        assertThat(outcome(0)).contains("\"send_status_unknown\"");
         Optional<ProcessHandle> sleep = ProcessHandle.of(sleepPid);
         await().atMost(Timing.APPEAR).until(() -> sleep.map(p -> !p.isAlive()).orElse(true));
     }

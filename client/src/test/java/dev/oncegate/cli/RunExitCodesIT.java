@@ -23,13 +23,13 @@ class RunExitCodesIT extends CliFixture {
         assertThat(result.get("scope").asInt()).isEqualTo(0);
         String token = result.get("token").asText();
         assertThat(ledgerLines()).containsExactly(key.key() + " 0 " + token);
-        assertThat(znode("/0/outcome")).contains("\"sent_verified\"");
+        assertThat(outcome(0)).contains("\"sent_verified\"");
 
         Cli.Result repeat = run(LEDGER_LINE);
 
         assertThat(repeat.exit()).as(repeat.toString()).isEqualTo(10);
         assertThat(repeat.runJson().get("decision").asText()).isEqualTo("stop_sent");
-        assertThat(repeat.runJson().get("evidence").get("path").asText()).isEqualTo(key.path(NAMESPACE) + "/0/outcome");
+        assertThat(repeat.runJson().get("evidence").get("path").asText()).isEqualTo(key.path(NAMESPACE) + "/0/armed/outcome");
         assertThat(ledgerLines()).hasSize(1);
     }
 
@@ -46,7 +46,7 @@ class RunExitCodesIT extends CliFixture {
         assertThat(repeat.exit()).as(repeat.toString()).isEqualTo(11);
         assertThat(repeat.runJson().get("decision").asText()).isEqualTo("stop_unknown");
         assertThat(ledgerLines()).hasSize(1);
-        assertThat(znode("/0/outcome")).contains("\"send_status_unknown\"");
+        assertThat(outcome(0)).contains("\"send_status_unknown\"");
     }
 
     @Test

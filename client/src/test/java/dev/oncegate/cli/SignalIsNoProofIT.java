@@ -18,7 +18,7 @@ class SignalIsNoProofIT extends CliFixture {
         assertThat(killed.exit()).as(killed.toString()).isEqualTo(1);
         assertThat(killed.runJson().get("outcome").asText()).isEqualTo("send_status_unknown");
         assertThat(killed.runJson().get("command_exit").asInt()).isEqualTo(137);
-        assertThat(znode("/0/outcome")).contains("\"send_status_unknown\"");
+        assertThat(outcome(0)).contains("\"send_status_unknown\"");
 
         Cli.Result next = run(LEDGER_LINE, "--not-sent-exit", "125");
         assertThat(next.exit()).as(next.toString()).isEqualTo(11);
@@ -30,6 +30,6 @@ class SignalIsNoProofIT extends CliFixture {
         Cli.Result notSent = run("exit 125", "--not-sent-exit", "125");
 
         assertThat(notSent.exit()).as(notSent.toString()).isEqualTo(3);
-        assertThat(znode("/0/outcome")).contains("\"not_sent\"");
+        assertThat(outcome(0)).contains("\"not_sent\"");
     }
 }

@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 import dev.oncegate.Attempt;
 import dev.oncegate.BoundaryAction;
@@ -22,6 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
  * SPEC §3/§6: an authorization is bound to the consumed scope it follows
@@ -179,6 +182,86 @@ class AuthorizationBindingTest {
                 .satisfies(auth -> assertThat(auth.status()).isEqualTo(KeyHistory.AuthorizationStatus.PREMATURE));
     }
 
+    /** The status {@code inspect} gives each authorization, by name. */
+    Map<String, KeyHistory.AuthorizationStatus> statuses(Worker w) throws InterruptedException {
+        Map<String, KeyHistory.AuthorizationStatus> out = new TreeMap<>();
+        w.gate().inspect(zk.key().key()).authorizations().forEach(a -> out.put(a.name(), a.status()));
+        return out;
+    }
+
+    @Test
+    void authorizationForANotSentScope_opensNothingOnceALaterScopeIsConsumed() throws Exception {
+        // Given scope 0 proven not_sent (which opened scope 1) and scope 1 delivered
+        Worker a = zk.newWorker("task-a");
+        try (Attempt attempt = a.gate().enter(zk.key())) {
+            attempt.cross(zk.provider().rejects(QUOTA));
+        }
+        assertThat(enterAndDeliver(zk.newGate("task-b"))).isInstanceOf(Decision.Proceed.class);
+        // When an operator authorizes after scope 0 (not the latest consumed scope), and contenders come
+        authorizeFromZkCli(a.client(), 0);
+        Decision c = enterAndDeliver(zk.newGate("task-c"));
+        Decision d = enterAndDeliver(zk.newGate("task-d"));
+
+        // Then after-0 opens nothing: scope 1 stays the latest, delivered once
+        assertThat(List.of(c, d)).allSatisfy(x -> assertThat(x).isInstanceOf(Decision.StopSent.class));
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        assertThat(zk.provider().ledger().get(0).scope()).isEqualTo(1);
+        KeyHistory history = a.gate().inspect(zk.key().key());
+        assertThat(history.scopes()).extracting(KeyHistory.Scope::state).containsExactly(ScopeState.NOT_SENT, ScopeState.SENT_VERIFIED);
+        assertThat(statuses(a)).containsExactly(Map.entry("after-0", KeyHistory.AuthorizationStatus.STALE));
+    }
+
+    @Test
+    void authorizationWrittenWhileItsScopeIsOpen_isPremature_andOpensNothingOnceTheScopeIsConsumed() throws Exception {
+        // Given scope 0 proven not_sent, so scope 1 is open and nobody entered it yet
+        Worker a = zk.newWorker("task-a");
+        try (Attempt attempt = a.gate().enter(zk.key())) {
+            attempt.cross(zk.provider().rejects(QUOTA));
+        }
+        // When an operator "pre-authorizes" scope 1 while it is open
+        authorizeFromZkCli(a.client(), 1);
+
+        // Then it is premature (no decision about a scope that has not ended), and a new attempt would just enter scope 1
+        KeyHistory early = a.gate().inspect(zk.key().key());
+        assertThat(statuses(a)).containsExactly(Map.entry("after-1", KeyHistory.AuthorizationStatus.PREMATURE));
+        assertThat(early.state()).isEqualTo(ScopeState.OPEN);
+        assertThat(early.nextAttempt()).startsWith("Scope 1 is open");
+        // and once scope 1 is delivered, it opens no scope 2
+        assertThat(enterAndDeliver(zk.newGate("task-b"))).isInstanceOf(Decision.Proceed.class);
+        assertThat(enterAndDeliver(zk.newGate("task-c"))).isInstanceOf(Decision.StopSent.class);
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        assertThat(a.gate().inspect(zk.key().key()).scopes()).hasSize(2);
+        assertThat(statuses(a)).containsExactly(Map.entry("after-1", KeyHistory.AuthorizationStatus.PREMATURE));
+    }
+
+    @Test
+    void authorizationForAScopeThatDoesNotExist_opensNothing_evenOnceThatScopeIsConsumed() throws Exception {
+        // Given scope 0 delivered; an operator authorizes after it, and (in advance) after scopes 1 and 5
+        Worker a = consumedWith(zk.provider().verified());
+        authorizeFromZkCli(a.client(), 0);
+        authorizeFromZkCli(a.client(), 1);
+        authorizeFromZkCli(a.client(), 5);
+        assertThat(statuses(a)).containsExactly(Map.entry("after-0", KeyHistory.AuthorizationStatus.UNUSED),
+                Map.entry("after-1", KeyHistory.AuthorizationStatus.PREMATURE),
+                Map.entry("after-5", KeyHistory.AuthorizationStatus.PREMATURE));
+
+        // When contenders come: after-0 opens scope 1, which is delivered and so consumed
+        List<Decision> decisions = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            decisions.add(enterAndDeliver(zk.newGate("retry-" + i)));
+        }
+
+        // Then after-1, written before scope 1 existed, opens no scope 2: one redelivery only
+        assertThat(decisions).filteredOn(Decision::proceeds).singleElement()
+                .satisfies(p -> assertThat(((Decision.Proceed) p).scope()).isEqualTo(1));
+        assertThat(zk.provider().deliveries()).isEqualTo(2);
+        assertThat(a.gate().inspect(zk.key().key()).scopes()).extracting(KeyHistory.Scope::state)
+                .containsExactly(ScopeState.SENT_VERIFIED, ScopeState.SENT_VERIFIED);
+        assertThat(statuses(a)).containsExactly(Map.entry("after-0", KeyHistory.AuthorizationStatus.USED),
+                Map.entry("after-1", KeyHistory.AuthorizationStatus.PREMATURE),
+                Map.entry("after-5", KeyHistory.AuthorizationStatus.PREMATURE));
+    }
+
     @Test
     void twoOperatorsAuthorizingAtOnce_writeOneRecord_andOneScopeOpens() throws Exception {
         // Given a consumed key
@@ -187,8 +270,8 @@ class AuthorizationBindingTest {
         Gate alice = zk.newGate("alice");
         Gate bob = zk.newGate("bob");
         List<Operator.Authorized> results = Race.together(
-                () -> alice.operator().authorize(zk.key().key(), "alice", "resend to the customer"),
-                () -> bob.operator().authorize(zk.key().key(), "bob", "resend too"));
+                () -> alice.operator().authorize(zk.key().key(), 0, "alice", "resend to the customer"),
+                () -> bob.operator().authorize(zk.key().key(), 0, "bob", "resend too"));
 
         // Then one record was written, the other operator was told about it
         assertThat(results).filteredOn(Operator.Authorized::created).hasSize(1);
@@ -205,9 +288,48 @@ class AuthorizationBindingTest {
     }
 
     @Test
+    void sameAuthorizeAgain_afterARedeliveryUsedIt_isRefusedNamingTheScopeDeliveredSince() throws Exception {
+        // Given scope 0 consumed, authorized by an operator, and redelivered in scope 1 with it
+        Worker a = consumedWith(zk.provider().verified());
+        Operator ops = zk.newGate("ops").operator();
+        assertThat(ops.authorize(zk.key().key(), 0, "alice", "ticket 4711").created()).isTrue();
+        assertThat(enterAndDeliver(zk.newGate("task-b"))).isInstanceOf(Decision.Proceed.class);
+
+        // When the same authorization is asked for again (a wrapper's retry, a second operator on the ticket)
+        Throwable repeat = catchThrowable(() -> ops.authorize(zk.key().key(), 0, "alice", "ticket 4711"));
+        List<String> written = a.client().getChildren().forPath(zk.keyPath() + "/authorizations");
+        Decision third = enterAndDeliver(zk.newGate("task-c"));
+
+        // Then it is refused naming scope 1, nothing is written, and nobody delivers a third time
+        assertThat(written).as("authorizations after the repeat (" + repeat + "); then " + third).containsExactly("after-0");
+        assertThat(repeat).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("scope 0 of key " + zk.key().key() + " is not its latest scope")
+                .hasMessageContaining("scope 1 (opened by after-0) is sent_verified");
+        assertThat(third).isInstanceOf(Decision.StopSent.class);
+        assertThat(zk.provider().deliveries()).isEqualTo(2);
+    }
+
+    @Test
+    void authorizeAfterAScopeThatDoesNotExist_isRefused_andWritesNothing() throws Exception {
+        // Given a key consumed in scope 0
+        Worker a = consumedWith(zk.provider().verified());
+
+        // When an operator authorizes after scope 1, which nobody opened
+        Operator ops = zk.newGate("ops").operator();
+        Throwable early = catchThrowable(() -> ops.authorize(zk.key().key(), 1, "alice", "one more, in advance"));
+
+        // Then it is refused, nothing is written, and the next contender stops sent
+        assertThat(early).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("has no scope 1")
+                .hasMessageContaining("its latest scope is 0 (sent_verified)");
+        assertThat(a.client().getChildren().forPath(zk.keyPath() + "/authorizations")).isEmpty();
+        assertThat(enterAndDeliver(zk.newGate("task-b"))).isInstanceOf(Decision.StopSent.class);
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+    }
+
+    @Test
     void authorize_refusesAKeyThatIsNotConsumed_andWritesNothing() throws Exception {
         Gate gate = zk.newGate("ops");
-        assertThatThrownBy(() -> gate.operator().authorize(zk.key().key(), "ops", "why")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> gate.operator().authorize(zk.key().key(), 0, "ops", "why")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("does not exist");
         try (Attempt attempt = gate.enter(zk.key())) {
             BoundaryAction never = ctx -> {
@@ -215,7 +337,7 @@ class AuthorizationBindingTest {
             };
             attempt.cross(never);
         }
-        assertThatThrownBy(() -> gate.operator().authorize(zk.key().key(), "ops", "why")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> gate.operator().authorize(zk.key().key(), 1, "ops", "why")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("not consumed");
         assertThat(zk.newClient().getChildren().forPath(zk.keyPath() + "/authorizations")).isEmpty();
     }

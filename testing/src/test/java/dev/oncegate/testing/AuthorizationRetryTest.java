@@ -30,7 +30,7 @@ class AuthorizationRetryTest {
         AmbiguousWriteCnxnFactory.dropNextCreate("/authorizations/after-0");
 
         // When an operator authorizes once
-        Operator.Authorized done = ops.operator().authorize(zk.key().key(), "alice", "customer says nothing arrived");
+        Operator.Authorized done = ops.operator().authorize(zk.key().key(), 0, "alice", "customer says nothing arrived");
 
         // Then the retried create recognised its own record: created, one record, one redelivery
         assertThat(AmbiguousWriteCnxnFactory.dropped()).isEqualTo(dropped + 1);

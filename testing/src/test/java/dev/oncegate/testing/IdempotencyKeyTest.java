@@ -66,7 +66,7 @@ class IdempotencyKeyTest {
         // When each worker crosses with an action that retries its request once
         Crossing rejected = cross(first, key, retryingAction(null, "HTTP 400: channel archived"));
         Crossing uncertain = cross(second, key, retryingAction(ActionResult.unconfirmed("HTTP 504"), null));
-        first.operator().authorize(key.key(), "alice", "the customer saw nothing arrive");
+        first.operator().authorize(key.key(), 1, "alice", "the customer saw nothing arrive");
         Crossing redelivered = cross(third, key, retryingAction(ActionResult.verified("msg-1"), null));
 
         // Then the three crossings were scopes 0, 1 and 2

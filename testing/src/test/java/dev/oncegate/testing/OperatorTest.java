@@ -66,7 +66,7 @@ class OperatorTest {
         hung.close();
         // an operator authorized one redelivery; scope 1 then proved not_sent, which opened scope 2
         Operator ops = operator();
-        assertThat(ops.authorize(key.key(), "alice", "customer lost it").created()).isTrue();
+        assertThat(ops.authorize(key.key(), 0, "alice", "customer lost it").created()).isTrue();
         try (Attempt c = zk.newGate("task-c").enter(key)) {
             c.cross(provider.rejects("the channel was archived"));
         }
@@ -106,7 +106,7 @@ class OperatorTest {
 
         assertThatThrownBy(() -> ops.inspect(key.key())).isInstanceOf(OncegateException.class).hasMessageContaining("oncegate init");
         assertThatThrownBy(() -> ops.list(Operator.ListQuery.all(), s -> { })).isInstanceOf(OncegateException.class);
-        assertThatThrownBy(() -> ops.authorize(key.key(), "a", "b")).isInstanceOf(OncegateException.class);
+        assertThatThrownBy(() -> ops.authorize(key.key(), 0, "a", "b")).isInstanceOf(OncegateException.class);
     }
 
     @Test
@@ -209,9 +209,9 @@ class OperatorTest {
         // and one with two corrupt records
         Operator ops = operator();
         EffectKey pending = consumed(provider.unconfirmed());
-        ops.authorize(pending.key(), "alice", "the customer saw nothing");
+        ops.authorize(pending.key(), 0, "alice", "the customer saw nothing");
         EffectKey used = consumed(provider.verified());
-        ops.authorize(used.key(), "bob", "resend requested");
+        ops.authorize(used.key(), 0, "bob", "resend requested");
         try (Attempt again = zk.newGate("task-b").enter(used)) {
             again.cross(provider.verified());
         }

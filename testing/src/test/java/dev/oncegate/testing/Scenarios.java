@@ -117,4 +117,44 @@ final class Scenarios {
             assertThat(r.stop().reason()).isEqualTo(reason);
         });
     }
+
+    /**
+     * Scope 1's lease holder and the next member of its election, both attempts of one gate.
+     *
+     * @param gate   their gate (one client, one session)
+     * @param holder the attempt that proceeded in scope 1 (holding its lease and leading its election)
+     * @param member the attempt still entering: a member of scope 1's election behind the holder
+     */
+    record HolderAndMember(Gate gate, Attempt holder, Future<Attempt> member) {
+    }
+
+    /**
+     * Puts two attempts of one new gate (lease TTL {@code leaseTtl}) into scope 1's election, one
+     * holding its lease and one waiting behind it as the next member (its latch watches the holder's
+     * election node): both wait on scope 0 while another worker crosses it, whose not_sent opens
+     * scope 1, which they then join together. A contender joins an election only when it may have to
+     * act, so this is how two of them end up in one behind a live holder. The holder is tracked
+     * (closed after the test); the member waits up to {@link Timing#WAIT}.
+     */
+    static HolderAndMember holderAndNextMember(ZooKeeperExtension zk, Duration leaseTtl) throws Exception {
+        Gate gate = zk.newGate("shared", b -> b.leaseTtl(leaseTtl));
+        ExecutorService pool = zk.newPool(2);
+        Future<Attempt> a;
+        Future<Attempt> b;
+        try (CrossingInFlight first = CrossingInFlight.start(zk.newGate("task-z"), zk.key(),
+                zk.provider().rejects("the channel was archived"))) {
+            assertThat(first.awaitInAction(Timing.EVENTUALLY)).isTrue();
+            a = enterAsync(pool, gate, zk.key(), Timing.WAIT);
+            b = enterAsync(pool, gate, zk.key(), Timing.WAIT);
+            eventually("the gate waits for scope 0's outcome", () -> watched(zk, zk.keyPath() + "/0/outcome"));
+            first.releaseAndAwait(Timing.EVENTUALLY);
+        }
+        eventually("one of them holds scope 1", () -> a.isDone() || b.isDone());
+        Attempt holder = zk.track((a.isDone() ? a : b).get());
+        Future<Attempt> member = a.isDone() ? b : a;
+        assertThat(holder.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isEqualTo(1));
+        eventually("the other is the next member of scope 1's election", () -> latchMembers(zk.newClient(), zk.keyPath(), 1) == 2);
+        assertThat(member.isDone()).isFalse();
+        return new HolderAndMember(gate, holder, member);
+    }
 }
