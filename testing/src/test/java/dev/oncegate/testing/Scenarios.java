@@ -146,7 +146,7 @@ final class Scenarios {
             assertThat(first.awaitInAction(Timing.EVENTUALLY)).isTrue();
             a = enterAsync(pool, gate, zk.key(), Timing.WAIT);
             b = enterAsync(pool, gate, zk.key(), Timing.WAIT);
-            eventually("the gate waits for scope 0's outcome", () -> watched(zk, zk.keyPath() + "/0/outcome"));
+            eventually("the gate waits for scope 0's outcome", () -> watched(zk, zk.keyPath() + "/0"));
             first.releaseAndAwait(Timing.EVENTUALLY);
         }
         eventually("one of them holds scope 1", () -> a.isDone() || b.isDone());
