@@ -42,8 +42,8 @@ import org.slf4j.LoggerFactory;
  *       the lease CAS, each checkpoint's renewal, the arming multi and the outcome multi. The
  *       election node the lease CAS checks is read before the scope, so the CAS cannot land in a
  *       scope recreated after that read.</li>
- *   <li>Every lease write's zxid is compared with the rollback witness: an ensemble behind a zxid
- *       already seen stops the executor before it can arm.</li>
+ *   <li>Every lease write's zxid is compared with the rollback witness as it stood when the write
+ *       was sent: an ensemble behind a zxid already seen stops the executor before it can arm.</li>
  *   <li>The action runs only after the arming multi returned success on the raw handle, in the
  *       same session the lease was taken in, while connected, and while this thread was not
  *       interrupted. A connection loss during arming counts as armed and the action is never
@@ -327,6 +327,7 @@ final class DefaultAttempt implements Attempt {
                 : new KeyHistory.Takeover(takeoverCause, previous == null ? null : previous.holder());
         Records.Scope leased = view.data().withLease(new KeyHistory.Lease(actor(session), electionNode,
                 gate.clock.instant().plus(gate.leaseTtl), takeover));
+        long seenBeforeSend = gate.ns.highestZxid();
         ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, view.version(), leased, electionNode);
         if (!write.written()) {
             return null;
@@ -338,7 +339,7 @@ final class DefaultAttempt implements Attempt {
         synchronized (monitor) {
             sessionLost = false; // only a loss after the lease was taken concerns the executor
         }
-        Decision.Stop rolledBack = rollbackStop();
+        Decision.Stop rolledBack = rollbackStop(seenBeforeSend);
         if (rolledBack != null) {
             releaseLease(false);
             return rolledBack;
@@ -352,9 +353,15 @@ final class DefaultAttempt implements Attempt {
         return new Decision.Proceed(view.scope(), token);
     }
 
-    /** The lease write landed below a zxid already seen for this namespace: the ensemble was rolled back. */
-    private Decision.Stop rollbackStop() {
-        long highest = gate.ns.highestZxid();
+    /**
+     * The lease write landed below a zxid seen for this namespace before it was sent: the ensemble
+     * was rolled back. The mark is the one from before the send, not the one now: meanwhile other
+     * threads' writes (this gate is shared) and other gates on the host raise it past this write
+     * without any rollback. Nothing is lost by that: every zxid seen before the send was committed
+     * before this write reached the leader, so an ensemble that kept its history gives this write
+     * a higher one; a restored ensemble answers below a mark taken before the restore.
+     */
+    private Decision.Stop rollbackStop(long highest) {
         if (token.zxid() >= highest) {
             return null;
         }
@@ -403,11 +410,12 @@ final class DefaultAttempt implements Attempt {
             Records.Scope renewed = leasedScope.withLease(new KeyHistory.Lease(held.holder(), leaseNode,
                     gate.clock.instant().plus(gate.leaseTtl), held.takeover()));
             try {
+                long seenBeforeSend = gate.ns.highestZxid();
                 ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, token.version(), renewed, leaseNode);
                 if (write.written()) {
                     token = write.token();
                     leasedScope = renewed;
-                    stop = rollbackStop();
+                    stop = rollbackStop(seenBeforeSend);
                     if (stop == null) {
                         checkpoints.add(name);
                         decision = new Decision.Proceed(view.scope(), token);
