@@ -142,7 +142,10 @@ final class DefaultAttempt implements Attempt {
         Instant started = gate.clock.instant();
         Decision d;
         try {
-            d = contend(started.plus(wait.compareTo(MAX_WAIT) > 0 ? MAX_WAIT : wait), !wait.isZero());
+            d = gate.ns.witnessStop(keyPath, -1); // before anything is written: the key, its election
+            if (d == null) {
+                d = contend(started.plus(wait.compareTo(MAX_WAIT) > 0 ? MAX_WAIT : wait), !wait.isZero());
+            }
         } catch (InterruptedException e) {
             throw e;
         } catch (Exception e) {
@@ -339,6 +342,7 @@ final class DefaultAttempt implements Attempt {
         synchronized (monitor) {
             sessionLost = false; // only a loss after the lease was taken concerns the executor
         }
+        gate.ns.flushMarks();
         Decision.Stop rolledBack = rollbackStop(seenBeforeSend);
         if (rolledBack != null) {
             releaseLease(false);
@@ -359,11 +363,13 @@ final class DefaultAttempt implements Attempt {
      * threads' writes (this gate is shared) and other gates on the host raise it past this write
      * without any rollback. Nothing is lost by that: every zxid seen before the send was committed
      * before this write reached the leader, so an ensemble that kept its history gives this write
-     * a higher one; a restored ensemble answers below a mark taken before the restore.
+     * a higher one; a restored ensemble answers below a mark taken before the restore. Called after
+     * the write's zxid was flushed, it also stops when that flush found the witness unreadable.
      */
     private Decision.Stop rollbackStop(long highest) {
-        if (token.zxid() >= highest) {
-            return null;
+        Decision.Stop blind = gate.ns.witnessStop(scopePath, view.scope());
+        if (blind != null || token.zxid() >= highest) {
+            return blind;
         }
         return new Decision.StopUnavailable(StopReason.ZOOKEEPER_ROLLED_BACK, Evidence.of(scopePath, view.scope(),
                 "the lease write landed at zxid " + token.zxid() + " but zxid "
@@ -415,6 +421,7 @@ final class DefaultAttempt implements Attempt {
                 if (write.written()) {
                     token = write.token();
                     leasedScope = renewed;
+                    gate.ns.flushMarks();
                     stop = rollbackStop(seenBeforeSend);
                     if (stop == null) {
                         checkpoints.add(name);
@@ -462,7 +469,9 @@ final class DefaultAttempt implements Attempt {
 
     @Override
     public Crossing cross(BoundaryAction action) throws InterruptedException {
-        return inLogContext(() -> crossInContext(action));
+        Crossing crossing = inLogContext(() -> crossInContext(action));
+        gate.ns.flushMarks(); // the outcome's zxid is on this host's file before the caller goes on
+        return crossing;
     }
 
     private Crossing crossInContext(BoundaryAction action) throws InterruptedException {

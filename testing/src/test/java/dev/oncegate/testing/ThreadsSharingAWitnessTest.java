@@ -55,7 +55,7 @@ class ThreadsSharingAWitnessTest {
     }
 
     @Test
-    void fourGatesSharingAMarksFile_uniqueKeys_everyKeyDeliveredNoneStopped() throws Exception {
+    void fourGatesSharingAMarksFile_uniqueKeys_everyKeyDeliveredNoneStopped_andTheFileHoldsTheMark() throws Exception {
         // Given four gates (four sessions) of one process, each with its own marks on the host's one file
         Path file = state.resolve("zxid-marks.json");
         List<Gate> gates = new ArrayList<>();
@@ -66,9 +66,15 @@ class ThreadsSharingAWitnessTest {
         // When sixteen threads, four per gate, deliver two thousand unique keys
         Map<String, Integer> stops = deliverAll(gates);
 
-        // Then none stopped
+        // Then none stopped, and the file (flushed after each outcome, before any gate closed) holds
+        // a mark above every delivery's lease write
         assertThat(stops).as("stops by reason").isEmpty();
         assertThat(zk.provider().deliveries()).isEqualTo(KEYS);
+        long highestToken = zk.provider().ledger().stream().mapToLong(d -> d.token().zxid()).max().orElseThrow();
+        assertThat(ZxidMarks.read(file)).singleElement().satisfies(m -> {
+            assertThat(m.namespace()).isEqualTo(zk.namespace());
+            assertThat(m.zxid()).isGreaterThan(highestToken);
+        });
     }
 
     /** Sixteen threads spread over {@code gates} deliver {@link #KEYS} fresh keys; returns the stops by reason. */
