@@ -103,7 +103,9 @@ final class FileZxidMarks extends MemoryZxidMarks {
                 return; // the flush this one waited for wrote them
             }
             try {
-                Files.createDirectories(file.toAbsolutePath().getParent());
+                if (!Files.isDirectory(file.toAbsolutePath().getParent())) {
+                    Files.createDirectories(file.toAbsolutePath().getParent());
+                }
                 Object monitor = IN_PROCESS.computeIfAbsent(file.toAbsolutePath().normalize(), p -> new Object());
                 synchronized (monitor) {
                     merge(risen(marks)); // all risen by now: flushes waiting behind this one find theirs written
@@ -220,8 +222,9 @@ final class FileZxidMarks extends MemoryZxidMarks {
             } catch (AtomicMoveNotSupportedException e) {
                 Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
             }
-        } finally {
+        } catch (IOException | RuntimeException e) {
             Files.deleteIfExists(tmp);
+            throw e;
         }
     }
 
