@@ -15,7 +15,7 @@ import java.util.Objects;
  *
  * @param genesis       the namespace's genesis; null when it has none, or it could not be read
  * @param problem       why a gate would stop in this namespace now ({@code namespace_not_initialised},
- *                      {@code unreadable_record}, {@code permission_denied}, {@code zookeeper_rolled_back}); null when none
+ *                      {@code unreadable_record}, {@code permission_denied}, {@code zookeeper_rolled_back}, {@code marks_unreadable}); null when none
  * @param problemDetail what that means and what to do; null when no problem
  * @param aclsOn        whether the genesis names the three roles (access control on)
  * @param role          the role of the identity checked; null when access control is off, or it is none of the roles

@@ -42,8 +42,8 @@ import org.slf4j.LoggerFactory;
  *       the lease CAS, each checkpoint's renewal, the arming multi and the outcome multi. The
  *       election node the lease CAS checks is read before the scope, so the CAS cannot land in a
  *       scope recreated after that read.</li>
- *   <li>Every lease write's zxid is compared with the rollback witness: an ensemble behind a zxid
- *       already seen stops the executor before it can arm.</li>
+ *   <li>Every lease write's zxid is compared with the rollback witness as it stood when the write
+ *       was sent: an ensemble behind a zxid already seen stops the executor before it can arm.</li>
  *   <li>The action runs only after the arming multi returned success on the raw handle, in the
  *       same session the lease was taken in, while connected, and while this thread was not
  *       interrupted. A connection loss during arming counts as armed and the action is never
@@ -151,7 +151,10 @@ final class DefaultAttempt implements Attempt {
         Instant started = gate.clock.instant();
         Decision d;
         try {
-            d = contend(started.plus(wait.compareTo(MAX_WAIT) > 0 ? MAX_WAIT : wait), !wait.isZero());
+            d = gate.ns.witnessStop(keyPath, -1); // before anything is written: the key, its election
+            if (d == null) {
+                d = contend(started.plus(wait.compareTo(MAX_WAIT) > 0 ? MAX_WAIT : wait), !wait.isZero());
+            }
         } catch (InterruptedException e) {
             throw e;
         } catch (Exception e) {
@@ -364,6 +367,7 @@ final class DefaultAttempt implements Attempt {
                 : new KeyHistory.Takeover(takeoverCause, previous == null ? null : previous.holder());
         Records.Scope leased = view.data().withLease(new KeyHistory.Lease(actor(session), electionNode,
                 gate.clock.instant().plus(gate.leaseTtl), takeover));
+        long seenBeforeSend = gate.ns.highestZxid();
         ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, view.version(), leased, electionNode);
         if (!write.written()) {
             if (write.refusal() == ScopeProtocol.LeaseRefusal.ELECTION_NODE_GONE && latch != null
@@ -385,7 +389,8 @@ final class DefaultAttempt implements Attempt {
         synchronized (monitor) {
             sessionLost = false; // only a loss after the lease was taken concerns the executor
         }
-        Decision.Stop rolledBack = rollbackStop();
+        gate.ns.flushMarks();
+        Decision.Stop rolledBack = rollbackStop(seenBeforeSend);
         if (rolledBack != null) {
             releaseLease(false);
             return rolledBack;
@@ -399,11 +404,19 @@ final class DefaultAttempt implements Attempt {
         return new Decision.Proceed(view.scope(), token);
     }
 
-    /** The lease write landed below a zxid already seen for this namespace: the ensemble was rolled back. */
-    private Decision.Stop rollbackStop() {
-        long highest = gate.ns.highestZxid();
-        if (token.zxid() >= highest) {
-            return null;
+    /**
+     * The lease write landed below a zxid seen for this namespace before it was sent: the ensemble
+     * was rolled back. The mark is the one from before the send, not the one now: meanwhile other
+     * threads' writes (this gate is shared) and other gates on the host raise it past this write
+     * without any rollback. Nothing is lost by that: every zxid seen before the send was committed
+     * before this write reached the leader, so an ensemble that kept its history gives this write
+     * a higher one; a restored ensemble answers below a mark taken before the restore. Called after
+     * the write's zxid was flushed, it also stops when that flush found the witness unreadable.
+     */
+    private Decision.Stop rollbackStop(long highest) {
+        Decision.Stop blind = gate.ns.witnessStop(scopePath, view.scope());
+        if (blind != null || token.zxid() >= highest) {
+            return blind;
         }
         return new Decision.StopUnavailable(StopReason.ZOOKEEPER_ROLLED_BACK, Evidence.of(scopePath, view.scope(),
                 "the lease write landed at zxid " + token.zxid() + " but zxid "
@@ -450,11 +463,13 @@ final class DefaultAttempt implements Attempt {
             Records.Scope renewed = leasedScope.withLease(new KeyHistory.Lease(held.holder(), leaseNode,
                     gate.clock.instant().plus(gate.leaseTtl), held.takeover()));
             try {
+                long seenBeforeSend = gate.ns.highestZxid();
                 ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, token.version(), renewed, leaseNode);
                 if (write.written()) {
                     token = write.token();
                     leasedScope = renewed;
-                    stop = rollbackStop();
+                    gate.ns.flushMarks();
+                    stop = rollbackStop(seenBeforeSend);
                     if (stop == null) {
                         checkpoints.add(name);
                         decision = new Decision.Proceed(view.scope(), token);
@@ -501,7 +516,9 @@ final class DefaultAttempt implements Attempt {
 
     @Override
     public Crossing cross(BoundaryAction action) throws InterruptedException {
-        return inLogContext(() -> crossInContext(action));
+        Crossing crossing = inLogContext(() -> crossInContext(action));
+        gate.ns.flushMarks(); // the outcome's zxid is on this host's file before the caller goes on
+        return crossing;
     }
 
     private Crossing crossInContext(BoundaryAction action) throws InterruptedException {
@@ -542,6 +559,7 @@ final class DefaultAttempt implements Attempt {
             return new Crossing.Refused(stop);
         }
         phase = Phase.ARMED;
+        gate.ns.flushMarks(); // the arming's zxid is on this host's file before the boundary is crossed
         if (arming.interrupted()) {
             LOG.debug("armed with token {}, but interrupted meanwhile: the action is not invoked and the scope is"
                     + " recorded not_sent", token);

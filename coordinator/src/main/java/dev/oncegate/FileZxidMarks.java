@@ -5,17 +5,22 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,11 +28,30 @@ import org.slf4j.LoggerFactory;
 /**
  * {@link ZxidMarks#file}: the marks of a host in one JSON file,
  * {@code {"v":1,"marks":[{"namespace":…,"genesis":…,"zxid":…,"seen_at":[…],"updated":…}]}}.
- * Loaded once when created; {@link #flush} merges what this process observed into the file under
- * an exclusive lock on {@code FILE.lock} (maximum zxid, union of addresses) and replaces the file
- * atomically, so concurrent processes never lose each other's marks.
  *
- * <p>Thread-safe: the in-memory marks are concurrent, flush is synchronized.
+ * <h2>Reading</h2>
+ * The file as a whole must be JSON ({@link Json}'s strict reading) whose top level is an object
+ * with a {@code "marks"} list; otherwise it is unreadable: {@link #unreadable()} says why and no
+ * flush writes it. Each entry of the list is read on its own. One with a string {@code namespace}
+ * and {@code genesis}, an integer {@code zxid}, a list of strings {@code seen_at} and an ISO-8601
+ * {@code updated} is a mark (further fields are allowed, and kept); any other entry (another
+ * format, a later version's) counts for nothing here and is written back as the JSON value it was,
+ * byte for byte. So are the top-level fields other than {@code "marks"}.
+ *
+ * <h2>Flushing</h2>
+ * {@link #flush} merges what this process observed into the file under an exclusive lock on
+ * {@code FILE.lock}: it re-reads the file, raises only the entries of the namespace lives whose
+ * mark rose (maximum zxid, union of addresses), adds the missing ones, leaves every other entry
+ * as it was, and replaces the file atomically, so concurrent processes never lose each other's
+ * marks. The marks it reads there join this process's witness. A flush returns once the caller's
+ * marks are in the file. Flushes of one instance take turns, and one that finds its marks written
+ * by the flush before it returns without writing: a burst of flushes from many threads of a gate
+ * costs about two writes, not one each. No fsync: the file outlives the process, not the host's
+ * power.
+ *
+ * <p>Thread-safe: the marks and what the file is known to hold are concurrent maps; reading and
+ * writing the file are serialized by this instance's monitor, and, among the instances of this JVM
+ * on one file, by a monitor per file (a file lock is held per process).
  */
 final class FileZxidMarks extends MemoryZxidMarks {
 
@@ -37,82 +61,159 @@ final class FileZxidMarks extends MemoryZxidMarks {
      * One monitor per marks file in this JVM: a file lock is held per process, so threads of one
      * process (several gates) must also take turns among themselves.
      */
-    private static final Map<Path, Object> IN_PROCESS = new java.util.concurrent.ConcurrentHashMap<>();
+    private static final Map<Path, Object> IN_PROCESS = new ConcurrentHashMap<>();
 
     private final Path file;
     private final String seenAt;
-    private final Map<Life, Long> loaded = new HashMap<>();
+    /** Per namespace life, the highest zxid the file is known to hold: a flush writes only what rose above it. */
+    private final Map<Life, Long> persisted = new ConcurrentHashMap<>();
+    /** Why the file cannot be read as a whole, or null. */
+    private volatile String problem;
+    /** Whether the last write failed: said once, not at every flush. Guarded by this. */
+    private boolean writeFailing;
 
     FileZxidMarks(Path file, String seenAt) {
         this.file = file;
         this.seenAt = seenAt;
-        for (ZxidMarks.Mark m : load(file)) {
-            Life life = new Life(m.namespace(), m.genesisId());
-            loaded.put(life, m.zxid());
-            marks.put(life, m.zxid());
+        synchronized (this) {
+            reload();
         }
     }
 
     @Override
-    public synchronized void flush() {
-        Map<Life, Long> observed = new HashMap<>();
-        marks.forEach((life, zxid) -> {
-            if (zxid > loaded.getOrDefault(life, -1L)) {
-                observed.put(life, zxid);
+    public Optional<String> unreadable() {
+        if (problem != null) {
+            synchronized (this) {
+                if (problem != null) {
+                    reload(); // repaired or moved aside since?
+                }
             }
-        });
-        if (observed.isEmpty()) {
+        }
+        return Optional.ofNullable(problem);
+    }
+
+    @Override
+    public void flush() {
+        Map<Life, Long> mine = risen(marks);
+        if (mine.isEmpty()) {
             return;
         }
-        try {
-            Files.createDirectories(file.toAbsolutePath().getParent());
-            Path lockFile = file.resolveSibling(file.getFileName() + ".lock");
-            Object monitor = IN_PROCESS.computeIfAbsent(file.toAbsolutePath().normalize(), p -> new Object());
-            synchronized (monitor) {
-                merge(observed, lockFile);
+        synchronized (this) {
+            if (risen(mine).isEmpty()) {
+                return; // the flush this one waited for wrote them
             }
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("oncegate could not update its zxid marks in {} ({}): rollback detection on this host"
-                    + " covers this process only", file, e.toString());
+            try {
+                if (!Files.isDirectory(file.toAbsolutePath().getParent())) {
+                    Files.createDirectories(file.toAbsolutePath().getParent());
+                }
+                Object monitor = IN_PROCESS.computeIfAbsent(file.toAbsolutePath().normalize(), p -> new Object());
+                synchronized (monitor) {
+                    merge(risen(marks)); // all risen by now: flushes waiting behind this one find theirs written
+                }
+                if (writeFailing) {
+                    writeFailing = false;
+                    LOG.info("oncegate updates its zxid marks in {} again", file);
+                }
+            } catch (IOException | RuntimeException e) {
+                if (!writeFailing) {
+                    writeFailing = true;
+                    LOG.warn("oncegate could not update its zxid marks in {} ({}): rollback detection on this host"
+                            + " covers this process only until it can", file, e.toString());
+                }
+            }
         }
     }
 
-    /** Under the file lock: re-read the file, take the maximum of each mark, replace the file. */
-    private void merge(Map<Life, Long> observed, Path lockFile) throws IOException {
+    /** The marks of {@code observed} above what the file is known to hold. */
+    private Map<Life, Long> risen(Map<Life, Long> observed) {
+        Map<Life, Long> out = new HashMap<>();
+        observed.forEach((life, zxid) -> {
+            if (zxid > persisted.getOrDefault(life, -1L)) {
+                out.put(life, zxid);
+            }
+        });
+        return out;
+    }
+
+    /** Under this monitor: reads the file, takes in its marks, and remembers whether it could. */
+    private void reload() {
+        try {
+            learn(Contents.read(file));
+        } catch (Unreadable e) {
+            unreadable(e.getMessage());
+        }
+    }
+
+    private void learn(Contents contents) {
+        unreadable(null);
+        for (Entry e : contents.entries()) {
+            if (e.mark() != null) {
+                Life life = new Life(e.mark().namespace(), e.mark().genesisId());
+                persisted.merge(life, e.mark().zxid(), Math::max);
+                observe(life.namespace(), life.genesisId(), e.mark().zxid());
+            }
+        }
+    }
+
+    private void unreadable(String why) {
+        if (why != null && problem == null) {
+            LOG.warn("{}", why);
+        } else if (why == null && problem != null) {
+            LOG.info("oncegate reads its zxid marks file {} again", file);
+        }
+        problem = why;
+    }
+
+    /**
+     * Under the file lock: re-reads the file, raises the entries of {@code observed} (adding the
+     * missing ones), keeps every other entry as it was, and replaces the file when anything changed.
+     * An unreadable file is left alone.
+     */
+    private void merge(Map<Life, Long> observed) throws IOException {
+        Path lockFile = file.resolveSibling(file.getFileName() + ".lock");
         try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
              FileLock lock = channel.lock()) {
-            Map<Life, ZxidMarks.Mark> merged = new LinkedHashMap<>();
-            for (ZxidMarks.Mark m : load(file)) {
-                merged.put(new Life(m.namespace(), m.genesisId()), m);
+            Contents contents;
+            try {
+                contents = Contents.read(file);
+            } catch (Unreadable e) {
+                unreadable(e.getMessage());
+                return;
             }
+            learn(contents);
             Instant now = Instant.now();
-            observed.forEach((life, zxid) -> merged.merge(life,
-                    new ZxidMarks.Mark(life.namespace(), life.genesisId(), zxid, Set.of(seenAt), now),
-                    (old, mine) -> {
-                        Set<String> at = new TreeSet<>(old.seenAt());
-                        at.add(seenAt);
-                        return new ZxidMarks.Mark(life.namespace(), life.genesisId(), Math.max(old.zxid(), zxid), at,
-                                zxid > old.zxid() ? now : old.updated());
-                    }));
-            write(merged.values());
-            observed.forEach(loaded::put);
+            List<Object> entries = new ArrayList<>();
+            Set<Life> raised = new HashSet<>();
+            boolean changed = false;
+            for (Entry e : contents.entries()) {
+                Life life = e.mark() == null ? null : new Life(e.mark().namespace(), e.mark().genesisId());
+                Long zxid = life == null ? null : observed.get(life);
+                if (zxid == null || !raised.add(life)) {
+                    entries.add(e.raw());
+                    continue;
+                }
+                Set<String> at = new TreeSet<>(e.mark().seenAt());
+                changed |= at.add(seenAt) || zxid > e.mark().zxid();
+                Map<String, Object> entry = e.fields();
+                entry.put("zxid", Math.max(zxid, e.mark().zxid()));
+                entry.put("seen_at", new ArrayList<>(at));
+                entry.put("updated", (zxid > e.mark().zxid() ? now : e.mark().updated()).toString());
+                entries.add(entry);
+            }
+            for (Map.Entry<Life, Long> o : observed.entrySet()) {
+                if (!raised.contains(o.getKey())) {
+                    changed = true;
+                    entries.add(Contents.entry(o.getKey(), o.getValue(), seenAt, now));
+                }
+            }
+            if (changed) {
+                write(contents.withMarks(entries));
+            }
+            observed.forEach((life, zxid) -> persisted.merge(life, zxid, Math::max));
         }
     }
 
-    private void write(Iterable<ZxidMarks.Mark> all) throws IOException {
-        List<Object> list = new ArrayList<>();
-        for (ZxidMarks.Mark m : all) {
-            Map<String, Object> o = new LinkedHashMap<>();
-            o.put("namespace", m.namespace());
-            o.put("genesis", m.genesisId());
-            o.put("zxid", m.zxid());
-            o.put("seen_at", new ArrayList<>(new TreeSet<>(m.seenAt())));
-            o.put("updated", m.updated().toString());
-            list.add(o);
-        }
-        Map<String, Object> root = new LinkedHashMap<>();
-        root.put("v", 1L);
-        root.put("marks", list);
+    private void write(Map<String, Object> root) throws IOException {
         Path tmp = Files.createTempFile(file.toAbsolutePath().getParent(), file.getFileName().toString(), ".tmp");
         try {
             Files.write(tmp, Json.encode(root));
@@ -121,37 +222,118 @@ final class FileZxidMarks extends MemoryZxidMarks {
             } catch (AtomicMoveNotSupportedException e) {
                 Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
             }
-        } finally {
+        } catch (IOException | RuntimeException e) {
             Files.deleteIfExists(tmp);
+            throw e;
         }
     }
 
+    /** {@link ZxidMarks#read}. */
     static List<ZxidMarks.Mark> load(Path file) {
-        if (!Files.exists(file)) {
-            return List.of();
-        }
         try {
-            Map<String, Object> root = Json.decodeObject(Files.readAllBytes(file));
-            if (!Long.valueOf(1).equals(root.get("v")) || !(root.get("marks") instanceof List<?> list)) {
-                throw new IllegalArgumentException("not a version 1 marks file");
-            }
             List<ZxidMarks.Mark> out = new ArrayList<>();
-            for (Object o : list) {
-                if (!(o instanceof Map<?, ?> m) || !(m.get("namespace") instanceof String ns)
-                        || !(m.get("genesis") instanceof String genesis) || !(m.get("zxid") instanceof Long zxid)
-                        || !(m.get("seen_at") instanceof List<?> at) || !(m.get("updated") instanceof String updated)) {
-                    throw new IllegalArgumentException("a mark lacks namespace, genesis, zxid, seen_at or updated");
+            for (Entry e : Contents.read(file).entries()) {
+                if (e.mark() != null) {
+                    out.add(e.mark());
                 }
-                Set<String> seen = new TreeSet<>();
-                for (Object a : at) {
-                    seen.add(String.valueOf(a));
-                }
-                out.add(new ZxidMarks.Mark(ns, genesis, zxid, seen, Instant.parse(updated)));
             }
             return out;
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("oncegate cannot read its zxid marks file {} ({}); treating it as empty", file, e.toString());
-            return List.of();
+        } catch (Unreadable e) {
+            throw new OncegateException(e.getMessage());
+        }
+    }
+
+    /** The file as a whole cannot be read; the message says so, and what to do. */
+    private static final class Unreadable extends Exception {
+        Unreadable(Path file, String problem) {
+            super("marks file unreadable: " + file + " " + problem + ": this host's rollback witness cannot be read,"
+                    + " so its workers stop before any lease write. Repair the file, or move it aside (this host then"
+                    + " forgets the zxids it saw: see deploy/RUNBOOK.md, 'The zxid marks file cannot be read');"
+                    + " the next attempt reads it again", null, false, false);
+        }
+    }
+
+    /**
+     * One entry of the {@code "marks"} list: the JSON value it was read as, and its mark, or null
+     * when this version cannot read it.
+     */
+    private record Entry(Object raw, ZxidMarks.Mark mark) {
+
+        /** The fields of a mark's entry, in their order, to change and write back. */
+        Map<String, Object> fields() {
+            Map<String, Object> out = new LinkedHashMap<>();
+            ((Map<?, ?>) raw).forEach((name, value) -> out.put((String) name, value));
+            return out;
+        }
+
+        static Entry of(Object raw) {
+            if (!(raw instanceof Map<?, ?> m) || !(m.get("namespace") instanceof String ns)
+                    || !(m.get("genesis") instanceof String genesis) || !(m.get("zxid") instanceof Long zxid)
+                    || !(m.get("seen_at") instanceof List<?> at) || !(m.get("updated") instanceof String updated)) {
+                return new Entry(raw, null);
+            }
+            Set<String> seen = new TreeSet<>();
+            for (Object a : at) {
+                if (!(a instanceof String address)) {
+                    return new Entry(raw, null);
+                }
+                seen.add(address);
+            }
+            try {
+                return new Entry(raw, new ZxidMarks.Mark(ns, genesis, zxid, seen, Instant.parse(updated)));
+            } catch (DateTimeParseException e) {
+                return new Entry(raw, null);
+            }
+        }
+    }
+
+    /** The file's top-level object (its fields kept, but for {@code "marks"}) and its entries in order. */
+    private record Contents(Map<String, Object> root, List<Entry> entries) {
+
+        static Contents read(Path file) throws Unreadable {
+            byte[] bytes;
+            try {
+                bytes = Files.readAllBytes(file);
+            } catch (NoSuchFileException e) {
+                return new Contents(Map.of("v", 1L), List.of());
+            } catch (IOException | RuntimeException e) {
+                throw new Unreadable(file, "cannot be read (" + e + ")");
+            }
+            Map<String, Object> root;
+            try {
+                root = Json.decodeObject(bytes);
+            } catch (IllegalArgumentException e) {
+                throw new Unreadable(file, "is not JSON (" + e.getMessage() + ")");
+            }
+            if (!(root.get("marks") instanceof List<?> list)) {
+                throw new Unreadable(file, "has no \"marks\" list at its top level");
+            }
+            List<Entry> entries = new ArrayList<>();
+            for (Object o : list) {
+                entries.add(Entry.of(o));
+            }
+            return new Contents(root, entries);
+        }
+
+        /** The top-level object with {@code marks} in place of the entries read. */
+        Map<String, Object> withMarks(List<Object> marks) {
+            Map<String, Object> out = new LinkedHashMap<>();
+            if (!root.containsKey("v")) {
+                out.put("v", 1L);
+            }
+            out.putAll(root);
+            out.put("marks", marks);
+            return out;
+        }
+
+        static Map<String, Object> entry(Life life, long zxid, String seenAt, Instant now) {
+            Map<String, Object> o = new LinkedHashMap<>();
+            o.put("namespace", life.namespace());
+            o.put("genesis", life.genesisId());
+            o.put("zxid", zxid);
+            o.put("seen_at", List.of(seenAt));
+            o.put("updated", now.toString());
+            return o;
         }
     }
 }

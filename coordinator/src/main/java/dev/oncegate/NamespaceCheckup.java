@@ -79,6 +79,10 @@ final class NamespaceCheckup {
         }
         Checkup.ServerClock clock = probe == null ? null : new Checkup.ServerClock(probe.sent(), probe.received(),
                 java.time.Instant.ofEpochMilli(probe.stat().getCtime()), probe.stat().getCzxid());
+        Decision.StopUnavailable blind = ns.witnessStop(genesisPath, -1);
+        if (blind != null) {
+            return new Checkup(genesis, blind.reason(), blind.evidence().detail(), roles != null, role, access, clock);
+        }
         if (clock != null && highest > clock.zxid()) {
             return new Checkup(genesis, StopReason.ZOOKEEPER_ROLLED_BACK, "this host saw zxid " + highest + " of namespace "
                     + ns.namespace + " (genesis " + genesis.id() + ") but the ensemble is at " + clock.zxid() + ": it was"

@@ -125,6 +125,16 @@ final class NamespaceState {
         return id == null ? 0 : marks.highest(namespace, id);
     }
 
+    /**
+     * The stop of an attempt at {@code path} while the witness cannot be read ({@link ZxidMarks#unreadable()}),
+     * or null when it can: a rollback would go unseen.
+     */
+    Decision.StopUnavailable witnessStop(String path, int scope) {
+        return marks.unreadable().map(why -> new Decision.StopUnavailable(StopReason.MARKS_UNREADABLE,
+                Evidence.of(path, scope, why))).orElse(null);
+    }
+
+    /** Persists the witness (after each lease write and crossing, so that a killed process leaves it behind). */
     void flushMarks() {
         marks.flush();
     }

@@ -39,6 +39,12 @@ public enum StopReason {
      */
     ZOOKEEPER_ROLLED_BACK,
     /**
+     * This host's rollback witness, its zxid marks file, cannot be read as a whole, so a rollback
+     * could not be told ({@code stop_unavailable}). Checked when an attempt enters and at every
+     * lease write, so before any arming; see {@link ZxidMarks#unreadable()}.
+     */
+    MARKS_UNREADABLE,
+    /**
      * A write's result is unknown after a connection loss. During arming this counts as armed:
      * the action is never invoked ({@code stop_unavailable}).
      */

@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -21,6 +22,11 @@ import java.util.Set;
  * ensemble before, nor when the restore left the ensemble's epoch above the old one (a quorum
  * restore whose new leader starts a higher epoch moves every new zxid above the marks).
  *
+ * <p>A witness that cannot be read fails closed: while {@link #unreadable()} says why, a gate stops
+ * every attempt with {@code stop_unavailable} ({@code marks_unreadable}), when it enters and again
+ * at every lease write, before anything is armed. A gate flushes its marks after every lease write
+ * and after every crossing, so a process killed right after its action still leaves its witness.
+ *
  * <p>Implementations are thread-safe.
  */
 public interface ZxidMarks {
@@ -31,8 +37,22 @@ public interface ZxidMarks {
     /** Records that the ensemble holding this namespace life had reached at least {@code zxid}. */
     void observe(String namespace, String genesisId, long zxid);
 
-    /** Persists what was observed (a no-op for {@link #inMemory()}); never throws, logs instead. */
+    /**
+     * Persists what was observed (a no-op for {@link #inMemory()}) before it returns; never throws,
+     * logs instead. Cheap when nothing rose since the last flush; concurrent flushes share one write.
+     */
     void flush();
+
+    /**
+     * Why these marks cannot be trusted, or empty when they can. A gate stops every attempt while
+     * it is present (see above); the default, for marks that are always readable, is empty.
+     *
+     * @return a message starting {@code "marks file unreadable: "} that names the file, the problem
+     *         and what to do
+     */
+    default Optional<String> unreadable() {
+        return Optional.empty();
+    }
 
     /** Marks kept in this process only: a gate's default. */
     static ZxidMarks inMemory() {
@@ -43,14 +63,25 @@ public interface ZxidMarks {
      * Marks shared by every process of a host through {@code file} (created with its directory
      * when missing; updated under a file lock, replaced atomically, merged by taking the maximum).
      * {@code seenAt} (a connect string) is recorded with each mark, so {@code oncegate server}
-     * can tell that this host saw a namespace at its address before. An unreadable file is logged
-     * and treated as empty: the witness narrows a limit, it is not a gate of its own.
+     * can tell that this host saw a namespace at its address before.
+     *
+     * <p>The file is read entry by entry: an entry this version cannot read (another format, a
+     * later version's) is kept as it is, byte for byte, by every flush, and the others still count.
+     * A file that cannot be read as a whole (unreadable bytes, not JSON, not an object with a
+     * {@code "marks"} list) is never overwritten, and {@link #unreadable()} says so until the file
+     * reads again (repaired, or moved aside, which forgets this host's marks). The file is read when
+     * these marks are created, at every flush, and while unreadable at every {@link #unreadable()}.
      */
     static ZxidMarks file(Path file, String seenAt) {
         return new FileZxidMarks(Objects.requireNonNull(file, "file"), Objects.requireNonNull(seenAt, "seenAt"));
     }
 
-    /** The marks stored in {@code file} (empty when it does not exist or cannot be read). */
+    /**
+     * The marks stored in {@code file} that this version reads, in file order (empty when it does
+     * not exist); entries it cannot read are left out.
+     *
+     * @throws OncegateException when the file as a whole cannot be read, with the message of {@link #unreadable()}
+     */
     static List<Mark> read(Path file) {
         return FileZxidMarks.load(Objects.requireNonNull(file, "file"));
     }

@@ -31,7 +31,7 @@ class WireNamesTest {
                 "sent_verified", "send_status_unknown", "armed_without_outcome", "executor_active",
                 "wait_expired", "fenced", "zookeeper_unreachable", "connection_lost", "unreadable_record",
                 "permission_denied", "namespace_not_initialised", "namespace_replaced", "zookeeper_rolled_back",
-                "write_result_unknown", "interrupted", "zookeeper_error");
+                "marks_unreadable", "write_result_unknown", "interrupted", "zookeeper_error");
     }
 
     @Test

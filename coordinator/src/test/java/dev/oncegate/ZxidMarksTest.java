@@ -1,12 +1,16 @@
 package dev.oncegate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -15,7 +19,11 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The host's zxid marks: the maximum per namespace life survives every process that flushes. */
+/**
+ * The host's zxid marks: the maximum per namespace life survives every process that flushes; an
+ * entry this version cannot read is kept as it is, and a file it cannot read at all is never used
+ * nor overwritten.
+ */
 class ZxidMarksTest {
 
     @TempDir
@@ -78,16 +86,102 @@ class ZxidMarksTest {
     }
 
     @Test
-    void file_unreadable_isTreatedAsEmpty_andReplacedOnFlush() throws Exception {
+    void file_entriesItCannotParse_areKeptVerbatim_andTheOthersStillCount() throws Exception {
+        // Given a file with an entry of a later format, another namespace's mark and ours
+        Path file = dir.resolve("zxid-marks.json");
+        String later = "{\"namespace\":\"/oncegate\",\"genesis\":\"g1\",\"zxid\":\"0x64\",\"v\":2}";
+        String notAnObject = "[1,true,null,{\"x\":\"é\\n\"}]";
+        String other = "{\"namespace\":\"/other\",\"genesis\":\"g9\",\"zxid\":77,\"seen_at\":[\"zk9:2181\"],"
+                + "\"updated\":\"2024-01-02T03:04:05Z\"}";
+        String ours = "{\"namespace\":\"/oncegate\",\"genesis\":\"g1\",\"zxid\":40,\"seen_at\":[\"a:2181\"],"
+                + "\"updated\":\"2024-01-02T03:04:05Z\",\"epoch\":3}";
+        Files.writeString(file, "{\"v\":1,\"host\":\"h\",\"marks\":[" + later + "," + notAnObject + "," + other + ","
+                + ours + "]}", StandardCharsets.UTF_8);
+
+        // When it is loaded, and a higher mark of ours is flushed
+        ZxidMarks marks = ZxidMarks.file(file, "b:2181");
+        long loaded = marks.highest("/oncegate", "g1");
+        marks.observe("/oncegate", "g1", 50);
+        marks.flush();
+
+        // Then the marks it reads counted, and every entry it cannot read is still there byte for byte
+        assertThat(loaded).isEqualTo(40);
+        assertThat(marks.unreadable()).isEmpty();
+        String now = Files.readString(file, StandardCharsets.UTF_8);
+        assertThat(now).startsWith("{\"v\":1,\"host\":\"h\",\"marks\":[" + later + "," + notAnObject + "," + other + ",");
+        assertThat(ZxidMarks.read(file)).extracting(ZxidMarks.Mark::namespace, ZxidMarks.Mark::zxid)
+                .containsExactly(tuple("/other", 77L), tuple("/oncegate", 50L));
+        List<?> entries = (List<?>) Json.decodeObject(now.getBytes(StandardCharsets.UTF_8)).get("marks");
+        Map<String, Object> raised = new LinkedHashMap<>();
+        ((Map<?, ?>) entries.get(entries.size() - 1)).forEach((k, v) -> raised.put((String) k, v));
+        assertThat(raised).containsEntry("epoch", 3L).containsEntry("zxid", 50L)
+                .containsEntry("seen_at", List.of("a:2181", "b:2181"));
+    }
+
+    @Test
+    void file_notJson_isUnreadable_andNeverOverwritten() throws Exception {
+        // Given a file that is not a marks file as a whole
         Path file = dir.resolve("zxid-marks.json");
         Files.writeString(file, "{not json", StandardCharsets.UTF_8);
 
+        // When marks are loaded from it and a flush is asked for
         ZxidMarks marks = ZxidMarks.file(file, "127.0.0.1:2181");
-        assertThat(marks.highest("/oncegate", "g1")).isZero();
         marks.observe("/oncegate", "g1", 42);
         marks.flush();
 
-        assertThat(ZxidMarks.read(file)).singleElement().satisfies(m -> assertThat(m.zxid()).isEqualTo(42));
+        // Then they say why they cannot be trusted, and the file is untouched
+        assertThat(marks.unreadable()).hasValueSatisfying(why -> assertThat(why)
+                .startsWith("marks file unreadable: " + file + " is not JSON").contains("move it aside"));
+        assertThat(file).hasContent("{not json");
+        assertThatThrownBy(() -> ZxidMarks.read(file)).isInstanceOf(OncegateException.class)
+                .hasMessageStartingWith("marks file unreadable: " + file);
+    }
+
+    @Test
+    void file_withoutAMarksList_isUnreadable_untilItIsRemoved() throws Exception {
+        Path file = dir.resolve("zxid-marks.json");
+        Files.writeString(file, "{\"v\":1,\"marks\":{}}", StandardCharsets.UTF_8);
+        ZxidMarks marks = ZxidMarks.file(file, "a");
+        assertThat(marks.unreadable()).hasValueSatisfying(why -> assertThat(why).contains("\"marks\" list"));
+
+        Files.delete(file);
+
+        assertThat(marks.unreadable()).as("read again once moved aside").isEmpty();
+        marks.observe("/oncegate", "g1", 7);
+        marks.flush();
+        assertThat(ZxidMarks.read(file)).singleElement().satisfies(m -> assertThat(m.zxid()).isEqualTo(7));
+    }
+
+    @Test
+    void file_concurrentFlushesOfOneInstance_eachReturnsWithItsMarkInTheFile() throws Exception {
+        // Given one instance shared by sixteen threads (one gate, many threads)
+        Path file = dir.resolve("zxid-marks.json");
+        ZxidMarks marks = ZxidMarks.file(file, "a");
+        ExecutorService pool = Executors.newFixedThreadPool(16);
+        try {
+            List<Future<Long>> done = new ArrayList<>();
+            for (int i = 0; i < 16; i++) {
+                long zxid = 1000 + i;
+                done.add(pool.submit(() -> {
+                    for (long z = zxid; z < zxid + 16 * 50; z += 16) {
+                        marks.observe("/oncegate", "g1", z);
+                        marks.flush();
+                        // Then each flush returns only once its own mark (or a higher one) is in the file
+                        long inFile = ZxidMarks.read(file).get(0).zxid();
+                        if (inFile < z) {
+                            return z;
+                        }
+                    }
+                    return -1L;
+                }));
+            }
+            for (Future<Long> f : done) {
+                assertThat(f.get(30, TimeUnit.SECONDS)).as("a flush returned before its mark was written").isEqualTo(-1L);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(ZxidMarks.read(file)).singleElement().satisfies(m -> assertThat(m.zxid()).isEqualTo(1000 + 16 * 50 - 1));
     }
 
     @Test

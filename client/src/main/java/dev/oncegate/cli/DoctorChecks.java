@@ -143,6 +143,8 @@ final class DoctorChecks {
                 case PERMISSION_DENIED -> "authenticate as one of the namespace's roles (--auth, --auth-file, ONCEGATE_AUTH)";
                 case UNREADABLE_RECORD -> "read it with zkCli `get " + namespace + "/genesis`; never delete it"
                         + " (deploy/RUNBOOK.md, 'A corrupt record')";
+                case MARKS_UNREADABLE -> "repair this host's marks file or move it aside (deploy/RUNBOOK.md, 'The zxid"
+                        + " marks file cannot be read')";
                 default -> "deploy/RUNBOOK.md, 'ZooKeeper data lost, or restored from a backup'";
             };
             return new Check("genesis", Status.FAIL, c.problem().wireName() + ": " + c.problemDetail(), fix,

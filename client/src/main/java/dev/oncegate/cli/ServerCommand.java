@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 
 import dev.oncegate.Gate;
+import dev.oncegate.OncegateException;
 import dev.oncegate.ZxidMarks;
 import org.apache.zookeeper.server.DatadirCleanupManager;
 import org.apache.zookeeper.server.ServerConfig;
@@ -214,13 +215,8 @@ final class ServerCommand extends Subcommand {
         boolean initialized = false;
         String refused = null;
         if (fresh) {
-            ZxidMarks.Mark before = seenBefore(namespace, bindHost, actualPort);
-            if (before != null) {
-                refused = "this host saw namespace " + namespace + " at " + connect + " before (genesis "
-                        + before.genesisId() + ", last seen " + before.updated() + ", recorded in " + state.marksFile()
-                        + ") but the data directory " + dir + " is empty: its history was lost or moved. Workers stop"
-                        + " (namespace_not_initialised) until you restore the data, or accept a fresh start with"
-                        + " `oncegate init --connect " + connect + " --namespace " + namespace + "`";
+            refused = initRefusal(namespace, bindHost, actualPort, dir);
+            if (refused != null) {
                 System.err.println("oncegate server: not initialising: " + refused);
             } else {
                 try (ZooKeeperConnection zk = ZooKeeperConnection.connected(ZooKeeperConnection.Settings.plain(connect, START_TIMEOUT), namespace)) {
@@ -237,6 +233,26 @@ final class ServerCommand extends Subcommand {
         out.put("initialized", initialized);
         out.put("init_refused", refused);
         return out;
+    }
+
+    /**
+     * Why a fresh data directory must not be initialised: this host saw the namespace at this
+     * address before, or its marks cannot be read to tell. Null when it may be.
+     */
+    private String initRefusal(String namespace, String bindHost, int actualPort, Path dir) {
+        String connect = connectHost(bindHost) + ":" + actualPort;
+        String fresh = "Workers stop (namespace_not_initialised) until you restore the data, or accept a fresh start"
+                + " with `oncegate init --connect " + connect + " --namespace " + namespace + "`";
+        ZxidMarks.Mark before;
+        try {
+            before = seenBefore(namespace, bindHost, actualPort);
+        } catch (OncegateException e) {
+            return "this host cannot tell whether it saw namespace " + namespace + " at " + connect + " before ("
+                    + e.getMessage() + "). " + fresh;
+        }
+        return before == null ? null : "this host saw namespace " + namespace + " at " + connect + " before (genesis "
+                + before.genesisId() + ", last seen " + before.updated() + ", recorded in " + state.marksFile()
+                + ") but the data directory " + dir + " is empty: its history was lost or moved. " + fresh;
     }
 
     /** The mark of {@code namespace} that this host recorded at this server's address, or null. */

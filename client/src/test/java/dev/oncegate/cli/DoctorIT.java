@@ -95,6 +95,19 @@ class DoctorIT extends CliFixture {
     }
 
     @Test
+    void marksFileUnreadable_failsGenesis_exit13_namingTheFileAndTheFix() throws Exception {
+        Path marks = Files.createDirectories(dir.resolve("state")).resolve("zxid-marks.json");
+        Files.writeString(marks, "not json");
+
+        Cli.Result r = doctor();
+
+        assertThat(r.exit()).as(r.toString()).isEqualTo(13);
+        assertThat(lines(r).get("genesis")).startsWith("fail").contains("marks_unreadable: marks file unreadable: " + marks,
+                "fix: repair this host's marks file or move it aside");
+        assertThat(marks).hasContent("not json");
+    }
+
+    @Test
     void accessControlOn_eachRoleSeesItsOwn_andAStrangerFails() throws Exception {
         String ns = "/doctor-acl";
         try (CuratorFramework admin = adminClient()) {

@@ -2,6 +2,7 @@ package dev.oncegate.cli;
 
 import java.net.ServerSocket;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 
@@ -67,6 +68,27 @@ class FailClosedIT extends CliFixture {
             assertThat(repeat.exit()).as(repeat.toString()).isEqualTo(13);
             assertThat(ledgerLines()).hasSize(1);
         }
+    }
+
+    @Test
+    void marksFileUnreadable_runExits13_theCommandNeverRuns_andTheFileIsLeftAlone() throws Exception {
+        // Given a host whose marks file is cut short
+        Path marks = dir.resolve("state").resolve("zxid-marks.json");
+        Files.createDirectories(marks.getParent());
+        Files.writeString(marks, "{\"v\":1,\"marks\":[{\"namespace\":\"/oncegate\",\"gen");
+
+        // When a run starts there
+        Cli.Result result = run("touch marker");
+
+        // Then it fails closed before writing anything, says why and what to do, and leaves the file as it was
+        assertThat(result.exit()).as(result.toString()).isEqualTo(13);
+        assertThat(result.runJson().get("decision").asText()).isEqualTo("stop_unavailable");
+        assertThat(result.runJson().get("reason").asText()).isEqualTo("marks_unreadable");
+        assertThat(result.runJson().get("evidence").get("detail").asText()).startsWith("marks file unreadable: " + marks)
+                .contains("move it aside");
+        assertThat(Files.exists(dir.resolve("marker"))).isFalse();
+        assertThat(curator.checkExists().forPath(key.path(NAMESPACE))).as("the key was never created").isNull();
+        assertThat(marks).hasContent("{\"v\":1,\"marks\":[{\"namespace\":\"/oncegate\",\"gen");
     }
 
     private static int closedPort() throws Exception {

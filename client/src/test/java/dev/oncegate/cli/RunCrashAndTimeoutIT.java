@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 
+import dev.oncegate.ZxidMarks;
 import dev.oncegate.testing.Timing;
 import org.junit.jupiter.api.Test;
 
@@ -34,6 +35,25 @@ class RunCrashAndTimeoutIT extends CliFixture {
         assertThat(ledgerLines()).containsExactly("started");
         assertThat(armedNode(0)).isNotNull();
         assertThat(outcome(0)).isNull();
+    }
+
+    @Test
+    void gateKilledRightAfterItsCommandDelivered_theHostsMarksFileHoldsItsLeaseWrite() throws Exception {
+        // Given a run whose command has delivered (and then lingers), its lease write's zxid in the ledger
+        Cli.Running gate = cli.start(runArgs("echo \"$ONCEGATE_FENCING_ZXID\" >> ledger; " + STARTED_THEN_HANG));
+        await().atMost(Timing.APPEAR).until(() -> ledgerLines().contains("started") && Files.exists(dir.resolve("sleep.pid")));
+
+        // When the gate process is killed with SIGKILL: no shutdown hook, no close, no outcome
+        ProcessTree.kill(gate.process(), Duration.ZERO);
+        await().atMost(Timing.APPEAR).until(() -> !gate.process().isAlive());
+
+        // Then the host's marks file (the run's state directory) already holds a mark at or above that write
+        long leaseZxid = Long.parseLong(ledgerLines().get(0));
+        assertThat(ZxidMarks.read(dir.resolve("state").resolve("zxid-marks.json"))).singleElement().satisfies(m -> {
+            assertThat(m.namespace()).isEqualTo(NAMESPACE);
+            assertThat(m.zxid()).isGreaterThanOrEqualTo(leaseZxid);
+            assertThat(m.seenAt()).containsExactly(zk.connectString());
+        });
     }
 
     @Test

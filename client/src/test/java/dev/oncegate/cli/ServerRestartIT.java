@@ -126,6 +126,22 @@ class ServerRestartIT {
     }
 
     @Test
+    void emptyDataDirWhereThisHostsMarksCannotBeRead_isNotInitialised() throws Exception {
+        // Given a host whose marks file cannot be read: it cannot tell whether it saw the namespace here
+        Path marks = Files.createDirectories(dir.resolve("state")).resolve("zxid-marks.json");
+        Files.writeString(marks, "{\"v\":1,\"marks\":");
+
+        // When a server starts on an empty data directory
+        Cli.Running server = startServer(freePort(), dir.resolve("zk-data"));
+        JsonNode started = startLine(server);
+
+        // Then it does not initialise (that might be a lost history), says why, and leaves the file alone
+        assertThat(started.get("initialized").asBoolean()).isFalse();
+        assertThat(started.get("init_refused").asText()).contains("marks file unreadable: " + marks, "oncegate init");
+        assertThat(marks).hasContent("{\"v\":1,\"marks\":");
+    }
+
+    @Test
     void historyRestoredFromAnOlderCopy_stopsTheRunsOfAHostThatSawTheLaterOne() throws Exception {
         // Given a copy of the server's data taken before this host delivered the effect (and others)
         int port = freePort();

@@ -13,8 +13,8 @@ interface Arm {
     /** The arm's name in the report. */
     String name();
 
-    /** Whether this arm takes part in workloads of that shape; by default it takes part in all. */
-    default boolean runs(Workload.Shape shape) {
+    /** Whether this arm takes part in that workload; by default it takes part in all. */
+    default boolean runs(Workload workload) {
         return true;
     }
 

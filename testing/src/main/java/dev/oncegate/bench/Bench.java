@@ -18,8 +18,8 @@ import java.util.Properties;
  * One benchmark run, start to end: a server, a fleet of sessions, the arms; consumed keys made
  * beforehand; one untimed warm-up per arm and workload; then the trials in rounds — every round
  * runs every workload, and within a workload every arm, in the same order (raw, raw_async64,
- * floor, naive, oncegate: A B C D A B C D …), so that a machine's changing load falls on every
- * arm alike; last, the memory phase. Everything runs against one real server in this process.
+ * floor, naive, oncegate, oncegate_shared: A B C D A B C D …), so that a machine's changing load
+ * falls on every arm alike; last, the memory phase. Everything runs against one real server in this process.
  *
  * <p>Not thread-safe: a run belongs to the thread that calls {@link #run}.
  *
@@ -70,14 +70,14 @@ record Bench(Options options, LogTally logs, PrintStream err) {
     private Stage stage(BenchServer server, Fleet fleet, Keys keys) throws Exception {
         List<Arm> arms = List.of(RawArm.sync(fleet, "/bench/raw"), RawArm.async(fleet, "/bench/raw-async", 64),
                 new FloorArm(fleet, "/bench/floor"), new NaiveArm(fleet, "/bench/naive"),
-                new OncegateArm(fleet, "/bench/oncegate"));
+                OncegateArm.perWorker(fleet, "/bench/oncegate"), OncegateArm.shared(fleet, "/bench/oncegate-shared"));
         Map<Arm, Ledger> ledgers = new LinkedHashMap<>();
         int pairs = 0;
         for (Arm arm : arms) {
             arm.prepare(fleet.size());
             ledgers.put(arm, new Ledger());
             for (Workload w : Workload.values()) {
-                pairs += arm.runs(w.shape()) ? 1 : 0;
+                pairs += arm.runs(w) ? 1 : 0;
             }
         }
         int rounds = options.trials() + (options.warmup().isZero() ? 0 : 1);
@@ -89,7 +89,7 @@ record Bench(Options options, LogTally logs, PrintStream err) {
     private Map<Arm, List<String>> consumeBeforehand(Stage stage) throws InterruptedException {
         Map<Arm, List<String>> consumed = new LinkedHashMap<>();
         for (Arm arm : stage.arms()) {
-            if (arm.runs(Workload.Shape.CONSUMED)) {
+            if (arm.runs(Workload.CONSUMED_16)) {
                 consumed.put(arm, stage.runner().consume(arm, stage.ledgers().get(arm), options.consumedKeys(),
                         Workload.CONSUMED_16.workers()));
             }
@@ -102,7 +102,7 @@ record Bench(Options options, LogTally logs, PrintStream err) {
     /** The memory phase: oncegate, then the naive gate, each into a subtree of its own. */
     private List<Report.MemoryResult> memory(MemoryPhase phase, Fleet fleet) throws Exception {
         List<Report.MemoryResult> memory = new ArrayList<>();
-        for (Arm arm : List.of(new OncegateArm(fleet, "/bench/memory/oncegate"), new NaiveArm(fleet, "/bench/memory/naive"))) {
+        for (Arm arm : List.of(OncegateArm.perWorker(fleet, "/bench/memory/oncegate"), new NaiveArm(fleet, "/bench/memory/naive"))) {
             Report.MemoryResult m = phase.measure(arm, options.memoryKeys(), MEMORY_WORKERS);
             memory.add(m);
             phase.progress().step(String.format(Locale.ROOT, "memory %s: %d keys, %.2f znodes, %.0f heap bytes,"
@@ -146,7 +146,7 @@ record Bench(Options options, LogTally logs, PrintStream err) {
         void round(Map<Arm, List<String>> consumed, int round, Duration length, TrialSink sink) throws InterruptedException {
             for (Workload w : Workload.values()) {
                 for (Arm arm : arms) {
-                    if (arm.runs(w.shape())) {
+                    if (arm.runs(w)) {
                         sink.accept(w, arm, runner.run(w, arm, ledgers.get(arm), consumed.get(arm), round, length));
                     }
                 }

@@ -28,8 +28,8 @@ record FloorArm(Fleet fleet, String base) implements Arm {
     }
 
     @Override
-    public boolean runs(Workload.Shape shape) {
-        return shape == Workload.Shape.NEW_KEYS;
+    public boolean runs(Workload workload) {
+        return workload.shape() == Workload.Shape.NEW_KEYS;
     }
 
     @Override

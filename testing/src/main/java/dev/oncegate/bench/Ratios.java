@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.function.ToDoubleFunction;
 
 /**
- * The same-run comparisons issue 9 tracks, from the medians over the trials (and the memory
+ * The same-run comparisons issue 9 tracks (and issue 15's shared gate), from the medians over the trials (and the memory
  * phase). A ratio is null when an arm or workload it needs did not run.
  *
  * <p>Stateless; thread-safe.
@@ -17,7 +17,8 @@ final class Ratios {
     static final List<String> REQUIRED = List.of(
             "oncegate_vs_naive_new_keys_16", "oncegate_vs_naive_consumed", "oncegate_vs_floor_new_keys_16",
             "oncegate_txns_per_effect", "oncegate_requests_per_effect", "oncegate_requests_per_consumed_stop",
-            "oncegate_heap_bytes_per_consumed_key", "oncegate_znodes_per_consumed_key", "oncegate_vs_naive_contended_16");
+            "oncegate_heap_bytes_per_consumed_key", "oncegate_znodes_per_consumed_key", "oncegate_vs_naive_contended_16",
+            "oncegate_shared_vs_oncegate_new_keys_16");
 
     private final List<Report.WorkloadResult> workloads;
     private final List<Report.MemoryResult> memory;
@@ -60,6 +61,9 @@ final class Ratios {
         r.cost("naive_all_cpu_us_per_effect_16", Workload.NEW_KEYS_16, "naive", s -> s.processCpuMicros().median());
         r.footprint("naive_heap_bytes_per_consumed_key", "naive", Report.MemoryResult::heapBytesPerKey);
         r.footprint("naive_znodes_per_consumed_key", "naive", Report.MemoryResult::znodesPerKey);
+        r.speed("oncegate_shared_vs_oncegate_new_keys_16", Workload.NEW_KEYS_16, "oncegate_shared", "oncegate");
+        r.cost("oncegate_shared_all_cpu_us_per_effect_16", Workload.NEW_KEYS_16, "oncegate_shared",
+                s -> s.processCpuMicros().median());
         return r;
     }
 
@@ -73,11 +77,16 @@ final class Ratios {
 
     /** oncegate's median units/s over {@code other}'s on one workload. */
     private void speed(String name, Workload workload, String other) {
-        Report.ArmResult og = Report.arms(workloads, workload).get("oncegate");
+        speed(name, workload, "oncegate", other);
+    }
+
+    /** {@code arm}'s median units/s over {@code other}'s on one workload. */
+    private void speed(String name, Workload workload, String arm, String other) {
+        Report.ArmResult og = Report.arms(workloads, workload).get(arm);
         Report.ArmResult base = Report.arms(workloads, workload).get(other);
         Double ratio = og == null || base == null || base.summary().perSecond().median() == 0 ? null
                 : og.summary().perSecond().median() / base.summary().perSecond().median();
-        put(name, ratio, workload.id() + ": median " + workload.unit() + "/s of oncegate over " + other);
+        put(name, ratio, workload.id() + ": median " + workload.unit() + "/s of " + arm + " over " + other);
     }
 
     /** A median cost per unit of one arm on one workload. */

@@ -39,7 +39,8 @@ record RawArm(Fleet fleet, String base, int window) implements Arm {
     }
 
     @Override
-    public boolean runs(Workload.Shape shape) {
+    public boolean runs(Workload workload) {
+        Workload.Shape shape = workload.shape();
         return shape == Workload.Shape.NEW_KEYS || (shape == Workload.Shape.CONSUMED && window == 0);
     }
 

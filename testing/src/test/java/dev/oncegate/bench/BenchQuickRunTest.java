@@ -33,7 +33,7 @@ class BenchQuickRunTest {
 
     private static final Map<String, Set<String>> ARMS = Map.of(
             "new_keys_1", Set.of("raw", "raw_async64", "floor", "naive", "oncegate"),
-            "new_keys_16", Set.of("raw", "raw_async64", "floor", "naive", "oncegate"),
+            "new_keys_16", Set.of("raw", "raw_async64", "floor", "naive", "oncegate", "oncegate_shared"),
             "consumed_16", Set.of("raw", "naive", "oncegate"),
             "contended_16", Set.of("naive", "oncegate"),
             "contended_64", Set.of("naive", "oncegate"));
@@ -41,7 +41,8 @@ class BenchQuickRunTest {
     private static final List<String> RATIOS = List.of(
             "oncegate_vs_naive_new_keys_16", "oncegate_vs_naive_consumed", "oncegate_vs_floor_new_keys_16",
             "oncegate_txns_per_effect", "oncegate_requests_per_effect", "oncegate_requests_per_consumed_stop",
-            "oncegate_heap_bytes_per_consumed_key", "oncegate_znodes_per_consumed_key", "oncegate_vs_naive_contended_16");
+            "oncegate_heap_bytes_per_consumed_key", "oncegate_znodes_per_consumed_key", "oncegate_vs_naive_contended_16",
+            "oncegate_shared_vs_oncegate_new_keys_16");
 
     @TempDir
     Path dir;

@@ -33,6 +33,9 @@ class RollbackDetectionTest {
     @TempDir
     Path backup;
 
+    @TempDir
+    Path marksDir;
+
     Worker worker(String task, ZxidMarks marks) {
         return zk.newWorker(task, b -> b.zxidMarks(marks));
     }
@@ -100,6 +103,90 @@ class RollbackDetectionTest {
         try (Worker fresh = worker("task-new-host", ZxidMarks.inMemory()); Attempt attempt = fresh.gate().enter(zk.key())) {
             assertThat(attempt.decision()).isInstanceOf(Decision.Proceed.class);
         }
+    }
+
+    @Test
+    void restoredWhileTheMarksFileHoldsAnEntryItCannotParse_theIntactMarkStillStopsTheWorker_andTheEntryIsKept()
+            throws Exception {
+        // Given a host whose marks file holds this namespace's mark from a delivery after the backup...
+        Path file = marksDir.resolve("zxid-marks.json");
+        backUp();
+        deliver(zk.key(), ZxidMarks.file(file, zk.connectString()));
+        // ...and, added since by another process, another namespace's mark and an entry of a later format
+        String foreign = "{\"namespace\":\"/later\",\"genesis\":\"g7\",\"zxid\":\"0x2a\",\"v\":2}";
+        String other = "{\"namespace\":\"/other\",\"genesis\":\"g9\",\"zxid\":77,\"seen_at\":[\"zk9:2181\"],"
+                + "\"updated\":\"2024-01-02T03:04:05Z\"}";
+        String written = Files.readString(file);
+        Files.writeString(file, written.replace("\"marks\":[", "\"marks\":[" + foreign + "," + other + ","));
+
+        // When the ensemble is restored from the backup
+        restore();
+
+        // Then a new process of that host stops at its lease write, by the intact mark
+        try (Worker b = worker("task-b", ZxidMarks.file(file, zk.connectString()));
+             Attempt attempt = b.gate().enter(zk.key())) {
+            assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.StopUnavailable.class,
+                    s -> assertThat(s.reason()).isEqualTo(StopReason.ZOOKEEPER_ROLLED_BACK));
+        }
+        assertThat(zk.provider().deliveriesOf(zk.key().key())).isEqualTo(1);
+        // And its flushes kept the later entry byte for byte and the other namespace's mark
+        ZxidMarks again = ZxidMarks.file(file, "127.0.0.1:1");
+        again.observe("/other-still", "g1", 5);
+        again.flush();
+        assertThat(Files.readString(file)).contains(foreign, other);
+        assertThat(ZxidMarks.read(file)).extracting(ZxidMarks.Mark::namespace)
+                .containsExactlyInAnyOrder(zk.namespace(), "/other", "/other-still");
+    }
+
+    @Test
+    void marksFileUnreadable_everyAttemptStopsUnavailable_theFileIsLeftAlone_untilItIsRepaired() throws Exception {
+        // Given a host whose marks file is not JSON (a torn copy, a hand edit gone wrong)
+        Path file = marksDir.resolve("zxid-marks.json");
+        Files.writeString(file, "{\"v\":1,\"marks\":[{\"namespace\":");
+        byte[] before = Files.readAllBytes(file);
+
+        // When a worker of that host enters a key
+        try (Worker w = worker("task-a", ZxidMarks.file(file, zk.connectString()))) {
+            try (Attempt attempt = w.gate().enter(zk.key())) {
+
+                // Then it stops before anything is written, saying what is wrong and what to do
+                assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.StopUnavailable.class, s -> {
+                    assertThat(s.reason().wireName()).isEqualTo("marks_unreadable");
+                    assertThat(s.evidence().detail()).startsWith("marks file unreadable: " + file)
+                            .contains("rollback").contains("move it aside");
+                });
+            }
+            assertThat(w.client().checkExists().forPath(zk.keyPath())).as("the key was never created").isNull();
+
+            // And once an operator moved the file aside, the next attempt proceeds
+            Files.move(file, marksDir.resolve("zxid-marks.json.broken"));
+            try (Attempt attempt = w.gate().enter(zk.key())) {
+                assertThat(attempt.decision()).isInstanceOf(Decision.Proceed.class);
+                attempt.cross(zk.provider().verified());
+            }
+        }
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        assertThat(marksDir.resolve("zxid-marks.json.broken")).as("the unreadable file was never rewritten")
+                .hasBinaryContent(before);
+        assertThat(ZxidMarks.read(file)).singleElement().satisfies(m -> assertThat(m.namespace()).isEqualTo(zk.namespace()));
+    }
+
+    @Test
+    void marksFileUnreadable_aFlushNeverOverwritesIt() throws Exception {
+        // Given marks whose file turned unreadable after they were loaded
+        Path file = marksDir.resolve("zxid-marks.json");
+        ZxidMarks marks = ZxidMarks.file(file, zk.connectString());
+        Files.writeString(file, "not json at all");
+
+        // When a worker delivers through them (a flush after its lease write finds the file unreadable)
+        try (Worker w = worker("task-a", marks); Attempt attempt = w.gate().enter(zk.key())) {
+
+            // Then it stops at its lease write, and the file is as it was
+            assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.StopUnavailable.class,
+                    s -> assertThat(s.reason().wireName()).isEqualTo("marks_unreadable"));
+        }
+        assertThat(file).hasContent("not json at all");
+        assertThat(zk.provider().deliveries()).isZero();
     }
 
     static void delete(Path dir) {
