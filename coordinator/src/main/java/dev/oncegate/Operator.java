@@ -121,8 +121,9 @@ public interface Operator {
      * as a gate judges it (and against this host's rollback witness, when the operator was built
      * with its {@link ZxidMarks}); the role of the identity whose digest id is {@code digestId}
      * (what {@link OncegateAcl#digest} gives for the client's {@code user:password}; null for an
-     * unauthenticated client) and whether the ACLs of the namespace's own znodes and of one sample key
-     * are their role ACLs; and the server's clock. To prove the create permission and read that clock it
+     * unauthenticated client); with access control on, every znode of the namespace against its role
+     * ACL (a walk that reads each znode's ACL, bucket by bucket: its time grows with the number of keys);
+     * and the server's clock. To prove the create permission and read that clock it
      * creates one ephemeral znode, {@code NS/keys/doctor-N}, where the role may create (a worker,
      * the admin, anyone without access control); it goes with the client's session. Nothing else is written.
      *
