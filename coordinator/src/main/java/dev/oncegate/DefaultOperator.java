@@ -585,29 +585,26 @@ final class DefaultOperator implements Operator {
             String genesisPath = Layout.genesis(ns.namespace);
             int epoch = nameRoles(genesisPath, roles);
             long[] changed = {0};
+            long[] stale = {0}; // persistent znodes changed in this pass
+            List<String> examples = new ArrayList<>();
             int pass = 0;
-            List<String> stale = new ArrayList<>();
             do {
                 if (++pass > ROLE_PASSES) {
                     throw new OncegateException("could not apply the role ACLs: after " + ROLE_PASSES + " passes, znodes"
-                            + " still appear with other ACLs (" + stale.size() + " in the last pass, such as "
-                            + String.join(", ", stale.subList(0, Math.min(3, stale.size()))) + "): something keeps"
+                            + " still appear with other ACLs (" + stale[0] + " in the last pass, such as "
+                            + String.join(", ", examples) + "): something keeps"
                             + " creating them without following the roles epoch (a worker of an oncegate release before"
                             + " it, a script). Stop or upgrade it, run `oncegate acl` again, and check with `oncegate doctor`");
                 }
-                stale.clear();
-                AclWalk.walk(ns.client, ns.namespace, acls, genesisPath::equals, new AclWalk.Visitor() {
+                stale[0] = 0;
+                examples.clear();
+                AclWalk.walk(ns.client, ns.namespace, acls, genesisPath::equals, true, new AclWalk.Visitor() {
                     @Override
-                    public void differs(String path, List<ACL> actual, Stat stat, List<ACL> expected) throws Exception {
-                        try {
-                            ns.client.setACL().withACL(expected).forPath(path);
-                        } catch (KeeperException.NoNodeException gone) {
-                            return;
-                        }
+                    public void differs(String path, List<ACL> actual, Stat stat, List<ACL> expected) {
                         changed[0]++;
                         each.accept(path);
-                        if (stat.getEphemeralOwner() == 0) {
-                            stale.add(path);
+                        if (stat.getEphemeralOwner() == 0 && stale[0]++ < 3) {
+                            examples.add(path);
                         }
                     }
 
@@ -616,7 +613,7 @@ final class DefaultOperator implements Operator {
                         throw KeeperException.create(KeeperException.Code.NOAUTH, path);
                     }
                 });
-            } while (!stale.isEmpty());
+            } while (stale[0] > 0);
             if (!Acls.same(ns.client.getACL().forPath(genesisPath), acls.forKind(Layout.Kind.GENESIS))) {
                 ns.client.setACL().withACL(acls.forKind(Layout.Kind.GENESIS)).forPath(genesisPath);
                 changed[0]++;

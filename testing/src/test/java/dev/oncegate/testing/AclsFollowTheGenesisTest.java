@@ -1,12 +1,16 @@
 package dev.oncegate.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.oncegate.Attempt;
@@ -16,12 +20,14 @@ import dev.oncegate.EffectKey;
 import dev.oncegate.Gate;
 import dev.oncegate.Genesis;
 import dev.oncegate.OncegateAcl;
+import dev.oncegate.OncegateException;
 import dev.oncegate.Operator;
 import dev.oncegate.Outcome;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooDefs.Ids;
 import org.apache.zookeeper.ZooDefs.Perms;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Id;
@@ -142,15 +148,39 @@ class AclsFollowTheGenesisTest {
         assertThat(admin.checkExists().forPath(scope0 + "/outcome")).isNotNull();
         assertThat(admin.checkExists().forPath(keyA.path(ns) + "/1")).isNotNull();
         assertThat(admin.checkExists().forPath(sibling.path(ns))).isNotNull();
-        Map<String, List<ACL>> wrong = new java.util.TreeMap<>();
+        Map<String, List<ACL>> wrong = new TreeMap<>();
         for (String path : persistentZnodes(ns)) {
             List<ACL> acl = admin.getACL().forPath(path);
-            if (!new java.util.HashSet<>(acl).equals(new java.util.HashSet<>(roleAcl(path)))) {
+            if (!new HashSet<>(acl).equals(new HashSet<>(roleAcl(path)))) {
                 wrong.put(path, acl);
             }
         }
         assertThat(wrong).as("znodes without their role ACL").isEmpty();
         assertThat(zk.provider().deliveries()).isEqualTo(1);
+    }
+
+    @Test
+    void aWriterThatKeepsCreatingOpenZnodes_aclStopsAfterFivePasses_namingWhatKeepsAppearing() throws Exception {
+        // Given a writer that ignores the roles epoch: for every znode acl changes, it creates a world-writable one
+        // beneath the keys, which each pass has listed already
+        AtomicInteger planted = new AtomicInteger();
+        Operator operator = Operator.builder(admin).namespace(ns).build();
+
+        // When the admin runs acl
+        Throwable thrown = catchThrowable(() -> operator.applyRoles(ROLES, path -> {
+            try {
+                admin.create().withACL(Ids.OPEN_ACL_UNSAFE)
+                        .forPath(ns + "/keys/stray-" + planted.incrementAndGet());
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }));
+
+        // Then it gives up after five passes, saying how many appeared in the last one and naming some, and what to do
+        assertThat(thrown).isInstanceOf(OncegateException.class)
+                .hasMessageContaining("after 5 passes").hasMessageContaining(ns + "/keys/stray-")
+                .hasMessageContaining("oncegate doctor");
+        assertThat(admin.getACL().forPath(ns + "/keys")).containsExactlyInAnyOrderElementsOf(roleAcl(ns + "/keys"));
     }
 
     /** A key whose two bucket levels are those of {@code key} (a search over about 65,536 candidates). */
