@@ -130,7 +130,7 @@ final class NamespaceState {
      */
     Genesis currentGenesis() {
         Current c = current.get();
-        return c == null ? null : c.genesis();
+        return c == null ? genesis.get() : c.genesis();
     }
 
     /** The ACLs every record is written with: of the roles the newest genesis read names, with its epoch. */
