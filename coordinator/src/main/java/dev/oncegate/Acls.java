@@ -1,5 +1,6 @@
 package dev.oncegate;
 
+import java.util.HashSet;
 import java.util.List;
 
 import org.apache.zookeeper.ZooDefs.Ids;
@@ -33,24 +34,51 @@ import org.apache.zookeeper.data.Id;
  * them, and the armed record is never empty: nobody but the admin can ever remove either. Above the namespace oncegate changes nothing (the
  * client's own ACL applies). Without roles every znode is {@code world:anyone:cdrwa}.
  *
+ * <h2>Roles epoch</h2>
+ * The roles a gate writes with come from one read of the genesis, and {@code oncegate acl} may
+ * name other roles in it at any time. So the ACLs a gate writes with carry the version of the
+ * genesis znode they were read from, its <em>roles epoch</em> ({@link #epoch()}): every rewrite
+ * of the genesis moves it, and the key-creation multi checks it, so a key is never created with
+ * the ACLs of roles the genesis no longer names (see {@link ScopeProtocol#createKey}). ACLs for a
+ * target rather than from a read ({@code acl}'s, {@code init}'s) have no epoch.
+ *
  * <p>Immutable and thread-safe.
  */
 final class Acls {
 
-    static final Acls OPEN = new Acls(null);
+    /** The epoch of ACLs that were not read from a genesis. */
+    static final int NO_EPOCH = -1;
+
+    static final Acls OPEN = new Acls(null, NO_EPOCH);
 
     private final Genesis.Roles roles;
+    private final int epoch;
 
-    private Acls(Genesis.Roles roles) {
+    private Acls(Genesis.Roles roles, int epoch) {
         this.roles = roles;
+        this.epoch = epoch;
     }
 
+    /** The ACLs of {@code roles}, not bound to a version of the genesis. */
     static Acls of(Genesis.Roles roles) {
-        return roles == null ? OPEN : new Acls(roles);
+        return roles == null ? OPEN : new Acls(roles, NO_EPOCH);
+    }
+
+    /** The ACLs of the roles a genesis named at data version {@code epoch}. */
+    static Acls of(Genesis.Roles roles, int epoch) {
+        if (epoch < 0) {
+            throw new IllegalArgumentException("epoch: a znode version, at least 0, got " + epoch);
+        }
+        return new Acls(roles, epoch);
     }
 
     boolean on() {
         return roles != null;
+    }
+
+    /** The data version of the genesis these ACLs' roles were read from; {@link #NO_EPOCH} when not read from one. */
+    int epoch() {
+        return epoch;
     }
 
     /** The ACL for a znode of this kind; null above the namespace (the client's own provider decides). */
@@ -115,6 +143,29 @@ final class Acls {
 
     List<ACL> forPath(String ns, String path) {
         return forKind(Layout.kind(ns, path));
+    }
+
+    /**
+     * Whether {@code actual} grants what {@code expected} grants, no more and no less, in any order.
+     * ZooKeeper shows a digest's hash only to an identity with ADMIN on the znode ({@code user:x} to
+     * others); read so, digests are compared by their user.
+     */
+    static boolean same(List<ACL> actual, List<ACL> expected) {
+        List<ACL> comparable = actual.stream().anyMatch(a -> isDigest(a) && a.getId().getId().endsWith(":x"))
+                ? expected.stream().map(a -> isDigest(a) ? new ACL(a.getPerms(), new Id("digest",
+                        a.getId().getId().replaceAll(":.*", ":x"))) : a).toList()
+                : expected;
+        return actual.size() == comparable.size() && new HashSet<>(actual).equals(new HashSet<>(comparable));
+    }
+
+    private static boolean isDigest(ACL a) {
+        return a.getId().getScheme().equals("digest");
+    }
+
+    /** Whether {@code acl} lets anyone at all (world:anyone) create, write, delete or change the ACL. */
+    static boolean worldWritable(List<ACL> acl) {
+        int writes = Perms.CREATE | Perms.WRITE | Perms.DELETE | Perms.ADMIN;
+        return acl.stream().anyMatch(a -> a.getId().equals(Ids.ANYONE_ID_UNSAFE) && (a.getPerms() & writes) != 0);
     }
 
     /**

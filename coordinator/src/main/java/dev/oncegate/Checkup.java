@@ -8,7 +8,7 @@ import java.util.Objects;
 /**
  * A namespace's health as one client sees it ({@link Operator#checkup}): the genesis as a gate
  * would judge it, the role of the client's identity and whether the namespace's ACLs let it do
- * what that role needs, and the server's clock. What to make of it (thresholds against a lease
+ * what that role needs, whether every znode of the namespace carries its role ACL, and the server's clock. What to make of it (thresholds against a lease
  * TTL, say) is the caller's; what is wrong is said here, each problem with its fix.
  *
  * <p>Immutable and thread-safe.
@@ -20,11 +20,13 @@ import java.util.Objects;
  * @param aclsOn        whether the genesis names the three roles (access control on)
  * @param role          the role of the identity checked; null when access control is off, or it is none of the roles
  * @param access        what the identity cannot do that its role needs, or may do beyond it; empty when all is well
+ * @param acls          every znode of the namespace against its role ACL; null when access control is off
+ *                      (every znode is then world-writable by design) or the genesis could not be read
  * @param clock         the server's clock, from a probe; null when the identity may not create the probe
  *                      (an operator, say) or the namespace has no genesis
  */
 public record Checkup(Genesis genesis, StopReason problem, String problemDetail, boolean aclsOn, Role role,
-                      List<Finding> access, ServerClock clock) {
+                      List<Finding> access, AclSweep acls, ServerClock clock) {
 
     public Checkup {
         access = List.copyOf(access);
@@ -55,6 +57,25 @@ public record Checkup(Genesis genesis, StopReason problem, String problemDetail,
             Objects.requireNonNull(path, "path");
             Objects.requireNonNull(problem, "problem");
             Objects.requireNonNull(fix, "fix");
+        }
+    }
+
+    /**
+     * Every znode of the namespace read against the ACL its kind gets from the genesis' roles (the
+     * README's "Access control"), walked bucket by bucket with the checking identity. A znode with
+     * another ACL is one that {@code oncegate acl} did not reach or that was changed by hand, or an
+     * election node (ephemeral) of a client whose ACL provider does not follow the roles.
+     *
+     * @param rolesEpoch    the genesis znode's version: the roles epoch every key creation checks
+     * @param znodes        how many znodes were walked
+     * @param differing     how many carry an ACL other than their role ACL, or could not be read by this identity
+     * @param worldWritable how many of those let anyone at all ({@code world:anyone}) create, write, delete or
+     *                      change the ACL
+     * @param examples      the first few of them, each as {@code PATH [ACL] (…; its role ACL: [ACL])}
+     */
+    public record AclSweep(int rolesEpoch, long znodes, long differing, long worldWritable, List<String> examples) {
+        public AclSweep {
+            examples = List.copyOf(examples);
         }
     }
 

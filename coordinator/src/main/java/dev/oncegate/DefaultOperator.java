@@ -11,6 +11,7 @@ import java.util.function.Consumer;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -679,59 +680,101 @@ final class DefaultOperator implements Operator {
 
     // ---- access control -----------------------------------------------------------------------
 
+    /**
+     * How many passes {@link #applyRoles} makes at most. A pass after the first only meets znodes
+     * created during the one before by an attempt that read the genesis before its rewrite: a
+     * handful, so the second or third pass finds none. A znode with a stale ACL in every pass is a
+     * writer that does not follow the roles epoch (an oncegate before it, a script).
+     */
+    static final int ROLE_PASSES = 5;
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>In this order, so that nothing created meanwhile keeps a stale ACL: (1) {@code setData
+     * NS/genesis} with the new roles, at the version read (a concurrent {@code acl} fails it): its
+     * new version is the new roles epoch, so from here on a key-creation multi with older ACLs fails
+     * its epoch check and is sent again with these; (2) passes over the namespace ({@link AclWalk}),
+     * each setting the role ACL of every znode whose ACL differs, until a pass finds no persistent
+     * znode to change (ephemeral election nodes take their ACL from their client's ACL provider and
+     * go with its session: they are set, but do not hold the passes back); (3) the genesis' own ACL.
+     * The client keeps READ and ADMIN throughout: it is the old admin (whose ACLs the znodes not yet
+     * passed carry) and the new one (whose ACLs the others carry).
+     */
     @Override
     public long applyRoles(Genesis.Roles roles, Consumer<String> each) throws InterruptedException {
         Objects.requireNonNull(roles, "roles");
         Objects.requireNonNull(each, "each");
         return runInNamespace("apply the role ACLs", () -> {
             Acls acls = Acls.of(roles);
-            long[] count = {0};
             String genesisPath = Layout.genesis(ns.namespace);
-            // Children before the genesis: the genesis names the roles, so it changes last.
-            visitTree(ns.namespace, path -> {
-                if (!path.equals(genesisPath)) {
-                    ns.client.setACL().withACL(acls.forPath(ns.namespace, path)).forPath(path);
-                    count[0]++;
-                    each.accept(path);
+            int epoch = nameRoles(genesisPath, roles);
+            long[] changed = {0};
+            long[] stale = {0}; // persistent znodes changed in this pass
+            List<String> examples = new ArrayList<>();
+            int pass = 0;
+            do {
+                if (++pass > ROLE_PASSES) {
+                    throw new OncegateException("could not apply the role ACLs: after " + ROLE_PASSES + " passes, znodes"
+                            + " still appear with other ACLs (" + stale[0] + " in the last pass, such as "
+                            + String.join(", ", examples) + "): something keeps"
+                            + " creating them without following the roles epoch (a worker of an oncegate release before"
+                            + " it, a script). Stop or upgrade it, run `oncegate acl` again, and check with `oncegate doctor`");
                 }
-            });
-            Stat stat = new Stat();
-            Genesis genesis = Records.decodeGenesis(genesisPath, ns.client.getData().storingStatIn(stat).forPath(genesisPath));
-            ns.client.setData().withVersion(stat.getVersion())
-                    .forPath(genesisPath, Records.genesis(new Genesis(genesis.id(), genesis.created(), roles)));
-            ns.client.setACL().withACL(acls.forKind(Layout.Kind.GENESIS)).forPath(genesisPath);
-            each.accept(genesisPath);
-            LOG.info("oncegate namespace {}: role ACLs applied to {} znodes (worker {}, operator {}, admin {})",
-                    ns.namespace, count[0] + 1, user(roles.worker()), user(roles.operator()), user(roles.admin()));
-            return count[0] + 1;
+                stale[0] = 0;
+                examples.clear();
+                AclWalk.walk(ns.client, ns.namespace, acls, genesisPath::equals, true, new AclWalk.Visitor() {
+                    @Override
+                    public void differs(String path, List<ACL> actual, Stat stat, List<ACL> expected) {
+                        changed[0]++;
+                        each.accept(path);
+                        if (stat.getEphemeralOwner() == 0 && stale[0]++ < 3) {
+                            examples.add(path);
+                        }
+                    }
+
+                    @Override
+                    public void unreadable(String path) throws KeeperException {
+                        throw KeeperException.create(KeeperException.Code.NOAUTH, path);
+                    }
+                });
+            } while (stale[0] > 0);
+            if (!Acls.same(ns.client.getACL().forPath(genesisPath), acls.forKind(Layout.Kind.GENESIS))) {
+                ns.client.setACL().withACL(acls.forKind(Layout.Kind.GENESIS)).forPath(genesisPath);
+                changed[0]++;
+                each.accept(genesisPath);
+            }
+            LOG.info("oncegate namespace {}: roles epoch {} (worker {}, operator {}, admin {}): {} znodes given their role"
+                            + " ACL in {} passes", ns.namespace, epoch, user(roles.worker()), user(roles.operator()),
+                    user(roles.admin()), changed[0], pass);
+            return changed[0];
         });
+    }
+
+    /**
+     * {@code setData NS/genesis} naming {@code roles}, at the version just read and only in the
+     * namespace life this operator works in.
+     *
+     * @return the genesis' new version: the new roles epoch
+     */
+    private int nameRoles(String genesisPath, Genesis.Roles roles) throws Exception {
+        Stat stat = new Stat();
+        Genesis genesis = Records.decodeGenesis(genesisPath, ns.client.getData().storingStatIn(stat).forPath(genesisPath));
+        Decision.StopUnavailable replaced = ns.checkGenesis(java.util.Optional.of(genesis));
+        if (replaced != null) {
+            throw new StopException(replaced);
+        }
+        try {
+            return ns.client.setData().withVersion(stat.getVersion())
+                    .forPath(genesisPath, Records.genesis(new Genesis(genesis.id(), genesis.created(), roles))).getVersion();
+        } catch (KeeperException.BadVersionException e) {
+            throw new OncegateException("could not apply the role ACLs: " + genesisPath + " changed while it was being"
+                    + " rewritten (another `oncegate acl` at the same time?): nothing was changed; run it again", e);
+        }
     }
 
     private static String user(String digestId) {
         return digestId.substring(0, digestId.indexOf(':'));
-    }
-
-    @FunctionalInterface
-    private interface PathVisitor {
-        void visit(String path) throws Exception;
-    }
-
-    /** Every znode under {@code root} (root included), depth first; a znode gone meanwhile is skipped. */
-    private void visitTree(String root, PathVisitor visit) throws Exception {
-        List<String> children;
-        try {
-            children = ns.client.getChildren().forPath(root);
-        } catch (KeeperException.NoNodeException gone) {
-            return;
-        }
-        try {
-            visit.visit(root);
-        } catch (KeeperException.NoNodeException gone) {
-            return;
-        }
-        for (String child : children) {
-            visitTree(root + "/" + child, visit);
-        }
     }
 
     // ---- plumbing -------------------------------------------------------------------------------

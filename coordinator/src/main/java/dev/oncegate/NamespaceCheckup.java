@@ -7,13 +7,16 @@ import java.util.stream.Collectors;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooDefs.Perms;
 import org.apache.zookeeper.data.ACL;
+import org.apache.zookeeper.data.Stat;
 
 /**
  * {@link Operator#checkup}: reads what a gate reads before it decides anything (the genesis, its
- * id marker, this host's rollback witness), compares the ACLs of the namespace's own znodes and of
- * one sample key with what {@link Acls} derives from the genesis' roles, and creates one ephemeral
- * probe where the identity's role may create ({@link ScopeProtocol#probe}), which proves that
- * permission and reads the server's clock. Nothing else is written.
+ * id marker, this host's rollback witness); with access control on, walks every znode of the
+ * namespace ({@link AclWalk}, bucket by bucket) comparing its ACL with what {@link Acls} derives
+ * from the roles the genesis names now; and creates one ephemeral probe where the identity's role
+ * may create ({@link ScopeProtocol#probe}), which proves that permission and reads the server's
+ * clock. Nothing else is written. Without access control nothing is walked: every znode is
+ * {@code world:anyone:cdrwa} by design.
  *
  * <p>Stateless; thread-safe (one call uses only its own locals and the thread-safe {@link NamespaceState}).
  */
@@ -21,6 +24,8 @@ final class NamespaceCheckup {
 
     private static final String REAPPLY = "as the admin, run `oncegate acl --worker … --operator … --admin …` with the"
             + " namespace's identities: it re-applies every znode's role ACL (deploy/RUNBOOK.md, 'Rotate credentials')";
+    /** How many of the znodes without their role ACL a checkup names. */
+    static final int EXAMPLES = 5;
 
     private NamespaceCheckup() {
     }
@@ -40,7 +45,7 @@ final class NamespaceCheckup {
         if (stop != null) {
             return problem(stop.reason(), stop.evidence().detail());
         }
-        Genesis genesis = ns.genesis();
+        Genesis genesis = ns.currentGenesis();
         Genesis.Roles roles = genesis.roles();
         Checkup.Role role = roleOf(roles, digestId);
         List<Checkup.Finding> access = new ArrayList<>();
@@ -52,10 +57,7 @@ final class NamespaceCheckup {
                     "authenticate as the role's identity (--auth / --auth-file / ONCEGATE_AUTH); a wrong password is"
                             + " another digest"));
         }
-        Acls acls = Acls.of(roles);
-        for (String path : samples(ns, access)) {
-            compareAcl(ns, acls, path, access);
-        }
+        Checkup.AclSweep sweep = roles == null ? null : sweep(ns, Acls.of(roles));
         boolean mayCreate = roles == null || role == Checkup.Role.WORKER || role == Checkup.Role.ADMIN;
         long highest = ns.highestZxid();
         String keys = Layout.keys(ns.namespace);
@@ -81,20 +83,20 @@ final class NamespaceCheckup {
                 java.time.Instant.ofEpochMilli(probe.stat().getCtime()), probe.stat().getCzxid());
         Decision.StopUnavailable blind = ns.witnessStop(genesisPath, -1);
         if (blind != null) {
-            return new Checkup(genesis, blind.reason(), blind.evidence().detail(), roles != null, role, access, clock);
+            return new Checkup(genesis, blind.reason(), blind.evidence().detail(), roles != null, role, access, sweep, clock);
         }
         if (clock != null && highest > clock.zxid()) {
             return new Checkup(genesis, StopReason.ZOOKEEPER_ROLLED_BACK, "this host saw zxid " + highest + " of namespace "
                     + ns.namespace + " (genesis " + genesis.id() + ") but the ensemble is at " + clock.zxid() + ": it was"
                     + " restored from an older snapshot and may have forgotten outcomes; every worker of this host stops"
                     + " before arming. Restore the latest data if you can (deploy/RUNBOOK.md, 'ZooKeeper data lost, or"
-                    + " restored from a backup')", roles != null, role, access, clock);
+                    + " restored from a backup')", roles != null, role, access, sweep, clock);
         }
-        return new Checkup(genesis, null, null, roles != null, role, access, clock);
+        return new Checkup(genesis, null, null, roles != null, role, access, sweep, clock);
     }
 
     private static Checkup problem(StopReason reason, String detail) {
-        return new Checkup(null, reason, detail, false, null, List.of(), null);
+        return new Checkup(null, reason, detail, false, null, List.of(), null, null);
     }
 
     static Checkup.Role roleOf(Genesis.Roles roles, String digestId) {
@@ -110,53 +112,32 @@ final class NamespaceCheckup {
         return digestId.equals(roles.worker()) ? Checkup.Role.WORKER : null;
     }
 
-    /**
-     * The namespace's own znodes, and the first key with its authorizations and scope 0 (when there
-     * is a key and the buckets may be listed; a bucket that may not is a finding: every role reads them).
-     */
-    private static List<String> samples(NamespaceState ns, List<Checkup.Finding> access) throws Exception {
-        List<String> paths = new ArrayList<>(List.of(ns.namespace, Layout.genesis(ns.namespace),
-                Layout.genesisMarker(ns.namespace, ns.genesisId()), Layout.keys(ns.namespace)));
-        String at = Layout.keys(ns.namespace);
-        try {
-            for (int level = 0; level < 2; level++) {
-                String bucket = ns.protocol.children(at).stream().filter(Layout::isBucket).findFirst().orElse(null);
-                if (bucket == null) {
-                    return paths;
+    /** Every znode of the namespace against its role ACL, read with the checking identity. */
+    private static Checkup.AclSweep sweep(NamespaceState ns, Acls acls) throws Exception {
+        long[] counts = {0, 0}; // differing, world-writable
+        List<String> examples = new ArrayList<>();
+        long walked = AclWalk.walk(ns.client, ns.namespace, acls, path -> false, false, new AclWalk.Visitor() {
+            @Override
+            public void differs(String path, List<ACL> actual, Stat stat, List<ACL> expected) {
+                boolean open = Acls.worldWritable(actual);
+                counts[0]++;
+                counts[1] += open ? 1 : 0;
+                if (examples.size() < EXAMPLES) {
+                    examples.add(path + " " + render(actual, true) + " (" + (open ? "world-writable; " : "")
+                            + (stat.getEphemeralOwner() != 0 ? "ephemeral, gone with its session; " : "")
+                            + "its role ACL: " + render(expected, true) + ")");
                 }
-                at = at + "/" + bucket;
             }
-            List<String> keys = ns.protocol.children(at);
-            if (!keys.isEmpty()) {
-                String key = at + "/" + keys.get(0);
-                paths.addAll(List.of(key, Layout.authorizations(key), Layout.scope(key, 0)));
-            }
-        } catch (KeeperException.NoAuthException e) {
-            access.add(new Checkup.Finding(at, true, "this identity may not list " + at + ", which every role may read"
-                    + " (operators list and inspect keys there)", REAPPLY));
-        }
-        return paths;
-    }
 
-    private static void compareAcl(NamespaceState ns, Acls acls, String path, List<Checkup.Finding> access)
-            throws Exception {
-        List<ACL> expected = acls.forPath(ns.namespace, path);
-        List<ACL> actual;
-        try {
-            actual = ns.protocol.readAcl(path);
-        } catch (KeeperException.NoAuthException e) {
-            access.add(new Checkup.Finding(path, true, "this identity may not read the ACL of " + path
-                    + ", which every role may read", REAPPLY));
-            return;
-        }
-        // ZooKeeper shows a digest's hash only to an identity with ADMIN on the znode; to others it is "x".
-        boolean redacted = actual != null && actual.stream().anyMatch(a -> a.getId().getScheme().equals("digest")
-                && a.getId().getId().endsWith(":x"));
-        if (actual == null || expected == null || render(actual, redacted).equals(render(expected, redacted))) {
-            return;
-        }
-        access.add(new Checkup.Finding(path, true, "the ACL of " + path + " is " + render(actual, true) + ", not its role"
-                + " ACL " + render(expected, true) + " (an `oncegate acl` that stopped halfway, or a hand-made change)", REAPPLY));
+            @Override
+            public void unreadable(String path) {
+                counts[0]++;
+                if (examples.size() < EXAMPLES) {
+                    examples.add(path + " (this identity may not read it, which every role may)");
+                }
+            }
+        });
+        return new Checkup.AclSweep(ns.acls().epoch(), walked, counts[0], counts[1], examples);
     }
 
     /** {@code [scheme:id:perms,…]}, sorted; digest ids shortened to their user when {@code brief}. */

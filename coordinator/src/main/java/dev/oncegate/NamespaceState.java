@@ -1,6 +1,7 @@
 package dev.oncegate;
 
 import java.time.Clock;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -11,10 +12,21 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What a gate and an operator share about one namespace on one client: the protocol, the
- * genesis they first saw (and, from its roles, the ACL of every record they write), and the
- * rollback witness that every zxid a read or write reveals goes to.
+ * genesis they first saw (its id is the namespace life they work in), the ACL of every record
+ * they write, and the rollback witness that every zxid a read or write reveals goes to.
  *
- * <p>Thread-safe: the genesis is an atomic reference, the ACLs a volatile, the marks thread-safe.
+ * <h2>The ACLs follow the genesis</h2>
+ * The ACLs come from the roles the genesis names, and {@code oncegate acl} may rewrite them while
+ * gates run (turning access control on, or rotating identities). Every rewrite moves the genesis
+ * znode's version, the <em>roles epoch</em>. Every read of the genesis (each contender's first
+ * read returns it with its version) is told to {@link #sawGenesis}: a newer version of the same
+ * genesis id replaces the ACLs this process writes with, atomically with the epoch they belong to
+ * ({@link Acls#epoch()}), which the key-creation multi checks. So a gate started before
+ * {@code acl} writes its next key, and from then on every record, with the new roles' ACLs. Versions
+ * of another genesis id are ignored: {@link #checkGenesis} stops those readers (namespace_replaced).
+ *
+ * <p>Thread-safe: the genesis and the current ACLs are atomic references (the ACLs only move to a
+ * newer epoch), the genesis read before the first one was pinned a volatile, the marks thread-safe.
  */
 final class NamespaceState {
 
@@ -29,7 +41,17 @@ final class NamespaceState {
     private final ZxidMarks marks;
     private final boolean initialize;
     private final AtomicReference<Genesis> genesis = new AtomicReference<>();
-    private volatile Acls acls = Acls.OPEN;
+    /** The newest version of the first-seen genesis read so far, with its roles' ACLs; null before the first. */
+    private final AtomicReference<Current> current = new AtomicReference<>();
+    /** The genesis last read before one was pinned, so that pinning it knows its roles epoch without another read. */
+    private volatile Current unpinned;
+
+    /** One read of the genesis: the record, and the ACLs of its roles bound to its version. */
+    private record Current(Genesis genesis, Acls acls) {
+        static Current newer(Current held, Current seen) {
+            return held == null || seen.acls().epoch() > held.acls().epoch() ? seen : held;
+        }
+    }
 
     NamespaceState(CuratorFramework client, String namespace, Clock clock, ZxidMarks marks, boolean initialize) {
         this.client = client;
@@ -37,7 +59,7 @@ final class NamespaceState {
         this.clock = clock;
         this.marks = marks;
         this.initialize = initialize;
-        this.protocol = new ScopeProtocol(client, namespace, clock, this::observed, () -> acls);
+        this.protocol = new ScopeProtocol(client, namespace, clock, this::observed, this::acls, this::sawGenesis);
     }
 
     /**
@@ -70,7 +92,9 @@ final class NamespaceState {
                                 + namespace + "` once, which adds it and changes nothing else"));
             }
             if (genesis.compareAndSet(null, seen)) {
-                acls = Acls.of(seen.roles());
+                Current before = unpinned;
+                current.accumulateAndGet(before != null && before.genesis().id().equals(seen.id()) ? before
+                        : new Current(seen, Acls.of(seen.roles())), Current::newer); // no epoch: a key creation reads it
                 if (seen.roles() == null && SAID_ACLS_OFF.compareAndSet(false, true)) {
                     LOG.warn("oncegate namespace {}: no ACLs (its genesis names no worker, operator and admin identities):"
                             + " any client that reaches the ensemble may rewrite or delete the records; fine for"
@@ -95,14 +119,53 @@ final class NamespaceState {
         }
     }
 
-    /** The ACLs of the namespace's roles ({@link Acls#OPEN} without roles, or before the genesis was read). */
-    Acls acls() {
-        return acls;
-    }
-
     /** The genesis first seen (null before the first {@link #checkGenesis}). */
     Genesis genesis() {
         return genesis.get();
+    }
+
+    /**
+     * The newest version of the first-seen genesis read so far: the roles it names now (null
+     * before the first {@link #checkGenesis}).
+     */
+    Genesis currentGenesis() {
+        Current c = current.get();
+        return c == null ? genesis.get() : c.genesis();
+    }
+
+    /** The ACLs every record is written with: of the roles the newest genesis read names, with its epoch. */
+    Acls acls() {
+        Current c = current.get();
+        return c == null ? Acls.OPEN : c.acls();
+    }
+
+    /**
+     * A read returned {@code seen} at data version {@code version}: when it is the genesis this
+     * process works in, at a newer version than the ACLs it writes with, its roles' ACLs replace them.
+     */
+    void sawGenesis(Genesis seen, int version) {
+        Current read = new Current(seen, Acls.of(seen.roles(), version));
+        Genesis first = genesis.get();
+        if (first == null) {
+            unpinned = read;
+            return;
+        }
+        if (!first.id().equals(seen.id())) {
+            return; // another namespace life: checkGenesis stops whoever read it
+        }
+        Current before = current.getAndAccumulate(read, Current::newer);
+        if (before != null && before.acls().epoch() != Acls.NO_EPOCH && version > before.acls().epoch()
+                && !Objects.equals(before.genesis().roles(), seen.roles())) {
+            Genesis.Roles r = seen.roles();
+            LOG.info("oncegate namespace {}: its genesis names other roles now (roles epoch {}: {}); records are written"
+                    + " with their ACLs from now on", namespace, version, r == null ? "none"
+                    : "worker " + user(r.worker()) + ", operator " + user(r.operator()) + ", admin " + user(r.admin()));
+        }
+    }
+
+    private static String user(String digestId) {
+        int colon = digestId.indexOf(':');
+        return colon < 0 ? digestId : digestId.substring(0, colon);
     }
 
     /** The genesis id first seen (null before the first {@link #checkGenesis}). */

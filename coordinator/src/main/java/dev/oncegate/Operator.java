@@ -120,11 +120,22 @@ public interface Operator {
      * gives every znode of the namespace its role ACL from them — to turn access control on for a
      * namespace initialised without it, or to rotate credentials (new passwords are new digests).
      * Needs the admin: the client must be authenticated as the current admin (if any) and as the
-     * new one, since the namespace's znodes change hands one by one and the genesis last. Running
-     * workers keep their old identities until restarted; meanwhile they fail closed.
+     * new one, since the namespace's znodes change hands one by one and the genesis' own ACL last.
      *
-     * @param each told every znode whose ACL was set
-     * @return how many znodes were updated
+     * <p>The genesis is rewritten first: its new version is the new <em>roles epoch</em>, which every
+     * key creation checks, so a running gate that still writes with the old roles' ACLs fails its next
+     * key creation, reads the genesis and creates the key with the new ones (and writes every later
+     * record with them). Then passes over the namespace set every znode's role ACL until a pass finds
+     * none left to change: they catch what an attempt already in flight created with the old ACLs
+     * meanwhile. Running workers keep their old identities until restarted: after a rotation they
+     * fail closed meanwhile; when access control was off, a worker that already authenticates as the
+     * worker role goes on.
+     *
+     * @param each told every znode whose ACL was changed
+     * @return how many znodes' ACLs were changed (the genesis included)
+     * @throws OncegateException when znodes still appeared with other ACLs after five passes (a
+     *                           writer that does not follow the roles epoch), and for the reasons of
+     *                           every operator call
      */
     long applyRoles(Genesis.Roles roles, Consumer<String> each) throws InterruptedException;
 
@@ -133,8 +144,9 @@ public interface Operator {
      * as a gate judges it (and against this host's rollback witness, when the operator was built
      * with its {@link ZxidMarks}); the role of the identity whose digest id is {@code digestId}
      * (what {@link OncegateAcl#digest} gives for the client's {@code user:password}; null for an
-     * unauthenticated client) and whether the ACLs of the namespace's own znodes and of one sample key
-     * are their role ACLs; and the server's clock. To prove the create permission and read that clock it
+     * unauthenticated client); with access control on, every znode of the namespace against its role
+     * ACL (a walk that reads each znode's ACL, bucket by bucket: its time grows with the number of keys);
+     * and the server's clock. To prove the create permission and read that clock it
      * creates one ephemeral znode, {@code NS/keys/doctor-N}, where the role may create (a worker,
      * the admin, anyone without access control); it goes with the client's session. Nothing else is written.
      *

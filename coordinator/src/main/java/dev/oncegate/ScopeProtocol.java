@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongConsumer;
+import java.util.function.ObjIntConsumer;
 import java.util.function.Supplier;
 
 import org.apache.curator.RetryLoop;
@@ -52,9 +53,10 @@ import org.apache.zookeeper.data.Stat;
  * <h2>Writes, in protocol order</h2>
  * <ol>
  *   <li>{@link #createGenesis}: {@code multi(create NS/genesis, create NS/genesis/ID)} once.</li>
- *   <li>{@link #createKey}: {@code multi(check NS/genesis/ID, [create BUCKET1,] [create BUCKET2,] create KEY,
- *       create KEY/authorizations, create KEY/0, create KEY/0/latch (container))}, the bucket levels that the
- *       key's read found missing; a bucket that appeared or vanished since is sent again or left out.</li>
+ *   <li>{@link #createKey}: {@code multi(check NS/genesis/ID, check(NS/genesis, roles epoch), [create BUCKET1,]
+ *       [create BUCKET2,] create KEY, create KEY/authorizations, create KEY/0, create KEY/0/latch (container))}, the
+ *       bucket levels that the key's read found missing; a bucket that appeared or vanished since is sent again or
+ *       left out; a roles epoch that moved since is read and the multi sent again with its ACLs.</li>
  *   <li>{@link #writeLease}: {@code multi(check ELECTION-NODE, setData(scope, v))} to take, renew or release.</li>
  *   <li>{@link #arm}: {@code multi(check NS/genesis/ID, check ELECTION-NODE, setData(scope armed, v),
  *       create KEY/n/armed, create KEY/n/armed/outcome (empty))}, sent once on the raw ZooKeeper handle,
@@ -77,23 +79,34 @@ final class ScopeProtocol {
     private final Clock clock;
     private final LongConsumer zxids;
     private final Supplier<Acls> acls;
+    private final ObjIntConsumer<Genesis> genesisSeen;
     /** The genesis bytes last decoded and their record: every enter reads the genesis, which rarely changes. */
     private final AtomicReference<DecodedGenesis> lastGenesis = new AtomicReference<>();
 
     private record DecodedGenesis(byte[] data, Genesis genesis) {
     }
 
-    /**
-     * @param zxids told every zxid a read or write reveals (a lower bound of the ensemble's
-     *              progress), for rollback detection
-     * @param acls  the ACLs of the namespace's roles, once its genesis was read ({@link Acls#OPEN} before)
-     */
+    /** A protocol that tells nobody of the genesis versions it reads (initialisation, tests). */
     ScopeProtocol(CuratorFramework client, String namespace, Clock clock, LongConsumer zxids, Supplier<Acls> acls) {
+        this(client, namespace, clock, zxids, acls, (genesis, version) -> { });
+    }
+
+    /**
+     * @param zxids       told every zxid a read or write reveals (a lower bound of the ensemble's
+     *                    progress), for rollback detection
+     * @param acls        the ACLs of the namespace's roles, once its genesis was read ({@link Acls#OPEN} before),
+     *                    with the roles epoch they were read at
+     * @param genesisSeen told every genesis a read returns, with its data version (its roles epoch), so
+     *                    that {@code acls} can follow the roles the genesis names now
+     */
+    ScopeProtocol(CuratorFramework client, String namespace, Clock clock, LongConsumer zxids, Supplier<Acls> acls,
+                  ObjIntConsumer<Genesis> genesisSeen) {
         this.client = client;
         this.namespace = namespace;
         this.clock = clock;
         this.zxids = zxids;
         this.acls = acls;
+        this.genesisSeen = genesisSeen;
     }
 
     /** The ACL of a znode of this kind under the namespace's roles. */
@@ -109,6 +122,12 @@ final class ScopeProtocol {
         if (stat != null) {
             zxids.accept(Math.max(stat.getMzxid(), Math.max(stat.getPzxid(), stat.getCzxid())));
         }
+    }
+
+    /** A read returned the genesis: its zxids to the witness, the genesis and its roles epoch to {@code genesisSeen}. */
+    private void sawGenesis(Genesis genesis, Stat stat) {
+        saw(stat);
+        genesisSeen.accept(genesis, stat.getVersion());
     }
 
     /**
@@ -133,7 +152,7 @@ final class ScopeProtocol {
         try {
             Stat stat = new Stat();
             Genesis genesis = Records.decodeGenesis(path, client.getData().storingStatIn(stat).forPath(path));
-            saw(stat);
+            sawGenesis(genesis, stat);
             return Optional.of(genesis);
         } catch (KeeperException.NoNodeException e) {
             return Optional.empty();
@@ -229,15 +248,27 @@ final class ScopeProtocol {
     }
 
     /**
-     * {@code multi(check NS/genesis/ID, [create bucket], [create bucket], create KEY, create
-     * KEY/authorizations, create KEY/0, create KEY/0/latch)}: the key with its first scope and that
-     * scope's election container (a container: the server reaps it once its election is over), the
-     * missing bucket levels in the same transaction (no probing create that fails but is still a
-     * logged transaction), and never in a namespace other than the one this gate started in.
+     * {@code multi(check NS/genesis/ID, check(NS/genesis, epoch), [create bucket], [create bucket],
+     * create KEY, create KEY/authorizations, create KEY/0, create KEY/0/latch)}: the key with its first
+     * scope and that scope's election container (a container: the server reaps it once its election is
+     * over), the missing bucket levels in the same transaction (no probing create that fails but is
+     * still a logged transaction), and never in a namespace other than the one this gate started in.
      * {@code firstBucket}/{@code secondBucket} say which bucket levels the caller saw; when another
      * contender created one meanwhile, the multi is sent again without it; when one was removed, with both.
      *
-     * @throws StopException namespace_replaced when the genesis id is gone
+     * <p><b>Roles epoch.</b> Every znode of the new key gets the ACL of the roles the genesis names,
+     * and the multi checks that the genesis is still at the version (the roles epoch, {@link Acls})
+     * those roles were read at. {@code oncegate acl} rewrites the genesis <em>before</em> it walks the
+     * namespace, so a key is either created before that rewrite (and the walk, which starts after it,
+     * finds it) or with the new roles' ACLs: never with stale ACLs beneath a znode the walk has
+     * passed. A gate whose ACLs are stale meets BadVersion on that check; it then reads the genesis
+     * (the same id: its roles and epoch are adopted for this gate's later writes too; another id:
+     * namespace_replaced) and sends the multi again. The gate's other creates (scope n+1, armed,
+     * outcome, election nodes) check no epoch: they use the newest roles this gate has read, and
+     * {@code acl}'s later passes give whatever an attempt in flight created with older ones its role ACL.
+     *
+     * @throws StopException namespace_replaced when the genesis id is gone; zookeeper_rolled_back when
+     *                       the genesis' version went back (a restore from an older snapshot)
      */
     KeyCreation createKey(EffectKey key, String genesisId, boolean firstBucket, boolean secondBucket) throws Exception {
         String keyPath = Layout.keyPath(namespace, key.key());
@@ -245,31 +276,33 @@ final class ScopeProtocol {
         String bucket1 = ZKPaths.getPathAndNode(bucket2).getPath();
         boolean have1 = firstBucket || secondBucket;
         boolean have2 = secondBucket;
+        Acls roles = rolesEpoch(key, genesisId, Acls.NO_EPOCH);
         for (int tries = 0; ; tries++) {
             Instant now = clock.instant();
             byte[] scope0 = Records.scope(new Records.Scope("initial", now, null, false, false));
             List<CuratorOp> ops = new ArrayList<>();
             ops.add(client.transactionOp().check().withVersion(0).forPath(Layout.genesisMarker(namespace, genesisId)));
+            ops.add(client.transactionOp().check().withVersion(roles.epoch()).forPath(Layout.genesis(namespace)));
             int b1 = -1;
             int b2 = -1;
             if (!have1) {
                 b1 = ops.size();
-                ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.KEYS))
+                ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(roles.forKind(Layout.Kind.KEYS))
                         .forPath(bucket1, new byte[0]));
             }
             if (!have2) {
                 b2 = ops.size();
-                ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.KEYS))
+                ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(roles.forKind(Layout.Kind.KEYS))
                         .forPath(bucket2, new byte[0]));
             }
             int keyOp = ops.size();
-            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.KEY))
+            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(roles.forKind(Layout.Kind.KEY))
                     .forPath(keyPath, Records.key(key, now)));
-            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.AUTHORIZATIONS))
+            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(roles.forKind(Layout.Kind.AUTHORIZATIONS))
                     .forPath(Layout.authorizations(keyPath), new byte[0]));
-            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.SCOPE))
+            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(roles.forKind(Layout.Kind.SCOPE))
                     .forPath(Layout.scope(keyPath, 0), scope0));
-            ops.add(client.transactionOp().create().withMode(CreateMode.CONTAINER).withACL(acl(Layout.Kind.LATCH))
+            ops.add(client.transactionOp().create().withMode(CreateMode.CONTAINER).withACL(roles.forKind(Layout.Kind.LATCH))
                     .forPath(Layout.latch(Layout.scope(keyPath, 0)), new byte[0]));
             try {
                 saw(results(client.transaction().forOperations(ops)));
@@ -283,7 +316,9 @@ final class ScopeProtocol {
                 if (tries >= 3) {
                     throw e;
                 }
-                if (failed == b1 && code == KeeperException.Code.NODEEXISTS) {
+                if (failed == 1 && code == KeeperException.Code.BADVERSION) {
+                    roles = rolesEpoch(key, genesisId, roles.epoch()); // stale ACLs: read the roles named now
+                } else if (failed == b1 && code == KeeperException.Code.NODEEXISTS) {
                     have1 = true; // a racing contender made the bucket: send the rest again
                 } else if (failed == b2 && code == KeeperException.Code.NODEEXISTS) {
                     have1 = true;
@@ -300,6 +335,40 @@ final class ScopeProtocol {
                 }
             }
         }
+    }
+
+    /**
+     * The ACLs a key creation is sent with and the roles epoch it checks: this gate's, when newer
+     * than {@code stale}; else {@code getData NS/genesis} now, whose roles and version are also told
+     * to {@code genesisSeen} (so the gate's other writes follow them).
+     *
+     * @param stale the epoch the creation met BadVersion on, or {@link Acls#NO_EPOCH} before the first send
+     */
+    private Acls rolesEpoch(EffectKey key, String genesisId, int stale) throws Exception {
+        Acls shared = acls.get();
+        if (shared.epoch() > stale) {
+            return shared;
+        }
+        String path = Layout.genesis(namespace);
+        Stat stat = new Stat();
+        Genesis genesis;
+        try {
+            genesis = decodeGenesis(path, client.getData().storingStatIn(stat).forPath(path));
+        } catch (KeeperException.NoNodeException e) {
+            throw namespaceReplaced(genesisId, "creating key " + key.key());
+        }
+        if (!genesis.id().equals(genesisId)) {
+            throw namespaceReplaced(genesisId, "creating key " + key.key());
+        }
+        sawGenesis(genesis, stat);
+        if (stat.getVersion() <= stale) {
+            throw new StopException(new Decision.StopUnavailable(StopReason.ZOOKEEPER_ROLLED_BACK, Evidence.of(path, -1,
+                    "the roles epoch of namespace " + namespace + " (the version of " + path + ") went back from " + stale
+                            + " to " + stat.getVersion() + " while creating key " + key.key() + ": the ensemble was restored"
+                            + " from an older snapshot; nothing was written (deploy/RUNBOOK.md, 'ZooKeeper data lost, or"
+                            + " restored from a backup')")));
+        }
+        return Acls.of(genesis.roles(), stat.getVersion());
     }
 
     private StopException namespaceReplaced(String genesisId, String during) {
@@ -371,7 +440,7 @@ final class ScopeProtocol {
         Optional<Genesis> genesis = Optional.empty();
         if (genesisResult != null) {
             genesis = Optional.of(decodeGenesis(genesisPath, genesisResult.getData()));
-            saw(genesisResult.getStat());
+            sawGenesis(genesis.get(), genesisResult.getStat());
         }
         boolean first = dataOrNull(r.get(1), ZKPaths.getPathAndNode(bucket2).getPath()) != null;
         boolean second = dataOrNull(r.get(2), bucket2) != null;

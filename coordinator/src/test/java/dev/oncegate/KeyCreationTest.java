@@ -3,7 +3,12 @@ package dev.oncegate;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.BeforeEach;
@@ -13,7 +18,9 @@ import org.junit.jupiter.api.Test;
  * The key's creation {@code multi} against a real server, when what the contender read about the
  * bucket levels is out of date by the time it writes: a racing contender made them, or an admin
  * removed them. Either way the key is created whole (key, authorizations, scope 0 at version 0,
- * its election container) or not at all, and an existing key is never written again.
+ * its election container) or not at all, and an existing key is never written again. And when
+ * the genesis named other roles since the gate last read it (a new roles epoch), the key is
+ * created with the ACLs of the roles the genesis names now, never with the gate's stale ones.
  */
 class KeyCreationTest extends OneNamespacePerTest {
 
@@ -86,6 +93,39 @@ class KeyCreationTest extends OneNamespacePerTest {
                         e -> assertThat(e.stop().reason()).isEqualTo(StopReason.NAMESPACE_REPLACED));
 
         assertThat(client.checkExists().forPath(bucket1)).isNull();
+    }
+
+    @Test
+    void rolesTurnedOnSinceTheGateReadTheGenesis_creationFailsItsEpochCheck_andIsSentAgainWithTheRoleAcls()
+            throws Exception {
+        // Given a gate (on a worker's client) that read the genesis while it named no roles
+        Genesis.Roles roles = new Genesis.Roles(OncegateAcl.digest("worker:w"), OncegateAcl.digest("ops:o"),
+                OncegateAcl.digest("admin:a"));
+        try (CuratorFramework worker = authenticated("worker:w"); CuratorFramework admin = authenticated("admin:a")) {
+            NamespaceState gate = new NamespaceState(worker, ns, Clock.systemUTC(), ZxidMarks.inMemory(), false);
+            assertThat(gate.checkGenesis()).isNull();
+            String genesisPath = Layout.genesis(ns);
+            Genesis before = Records.decodeGenesis(genesisPath, client.getData().forPath(genesisPath));
+            // When the admin names the roles in the genesis (what `oncegate acl` does first), unknown to the gate
+            client.setData().forPath(genesisPath, Records.genesis(new Genesis(before.id(), before.created(), roles)));
+
+            // Then the gate's creation, sent with the ACLs it knew, fails its epoch check and is sent again with the new ones
+            assertThat(gate.protocol.createKey(key, genesisId, false, false)).isEqualTo(ScopeProtocol.KeyCreation.CREATED);
+
+            Acls now = Acls.of(roles);
+            for (String path : new String[] {bucket1, bucket2, keyPath, Layout.authorizations(keyPath),
+                    Layout.scope(keyPath, 0), Layout.latch(Layout.scope(keyPath, 0))}) {
+                assertThat(admin.getACL().forPath(path)).as(path).isEqualTo(now.forPath(ns, path));
+            }
+        }
+    }
+
+    private static CuratorFramework authenticated(String userColonPassword) {
+        CuratorFramework c = CuratorFrameworkFactory.builder().connectString(zk.server().getConnectString())
+                .retryPolicy(new RetryOneTime(100))
+                .authorization("digest", userColonPassword.getBytes(StandardCharsets.UTF_8)).build();
+        c.start();
+        return c;
     }
 
     private void assertCreatedWhole() throws Exception {

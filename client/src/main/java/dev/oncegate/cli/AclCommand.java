@@ -9,14 +9,19 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code oncegate acl}: access control for an existing namespace — turn it on, or rotate the
- * three identities. Names the roles in the genesis and re-applies every znode's role ACL.
+ * three identities. Names the roles in the genesis (a new roles epoch) and re-applies every
+ * znode's role ACL ({@link dev.oncegate.Operator#applyRoles}).
  */
 @Command(name = "acl", mixinStandardHelpOptions = true,
         description = "Turn access control on for an initialised namespace, or rotate its identities: names the worker,"
-                + " operator and admin digests in the genesis and gives every znode of the namespace its role's ACL."
-                + " Run it as the current admin (--auth; nobody when access control is off); it also authenticates as"
-                + " the new admin. Restart the workers with their new identities afterwards: meanwhile they fail closed.",
-        footer = {"", "Exit codes: 0 applied; 2 bad input; 13 ZooKeeper unavailable, no permission, or no genesis."})
+                + " operator and admin digests in the genesis first (a new roles epoch: running gates create their next"
+                + " keys with the new ACLs), then gives every znode of the namespace its role's ACL, in passes until one"
+                + " finds nothing left to change (at most five), and the genesis' own ACL last. Run it as the current"
+                + " admin (--auth; nobody when access control is off); it also authenticates as the new admin. After a"
+                + " rotation, restart the workers with their new identities: meanwhile they fail closed. Then check with"
+                + " `oncegate doctor` (its acls line); running acl again changes only what differs.",
+        footer = {"", "Exit codes: 0 applied; 2 bad input; 13 ZooKeeper unavailable, no permission, no genesis, or znodes"
+                + " still appearing with other ACLs after five passes (something writes without following the roles epoch)."})
 final class AclCommand extends NamespaceCommand {
 
     @Mixin

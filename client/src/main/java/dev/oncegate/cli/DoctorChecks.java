@@ -43,7 +43,7 @@ final class DoctorChecks {
     /**
      * One check's result.
      *
-     * @param name   the check: connection, server, genesis, access, session, clock, autopurge
+     * @param name   the check: connection, server, genesis, access, acls, session, clock, autopurge
      * @param status how it came out
      * @param detail what was found
      * @param fix    what to do (null when ok)
@@ -173,8 +173,40 @@ final class DoctorChecks {
                     "turn it on: `oncegate acl --worker U:P --operator U:P --admin U:P` as anyone, then give each"
                             + " process its role's identity (README, 'Access control')", data);
         }
-        return new Check("access", Status.OK, "access control on; this identity is the " + role + ", and the namespace's"
-                + " ACLs are its role ACLs", null, data);
+        return new Check("access", Status.OK, "access control on; this identity is the " + role + " and may do what"
+                + " its role needs", null, data);
+    }
+
+    /**
+     * Every znode of the namespace against its role ACL: fail when any carries another ACL (or this
+     * identity may not read it), with how many, how many of them are world-writable, and the first
+     * few; warn without access control, where every znode is world-writable by design.
+     */
+    static Check acls(Checkup c, String namespace) {
+        Checkup.AclSweep sweep = c.acls();
+        if (!c.aclsOn() || sweep == null) {
+            return new Check("acls", Status.WARN, "not walked: access control is off, so every znode under " + namespace
+                    + " is world-writable by design (world:anyone:cdrwa)", "turn it on: `oncegate acl --worker U:P"
+                    + " --operator U:P --admin U:P` (README, 'Access control')", Map.of("acls", false));
+        }
+        Map<String, Object> data = Json.object();
+        data.put("acls", true);
+        data.put("roles_epoch", sweep.rolesEpoch());
+        data.put("znodes", sweep.znodes());
+        data.put("differing", sweep.differing());
+        data.put("world_writable", sweep.worldWritable());
+        data.put("examples", sweep.examples());
+        if (sweep.differing() == 0) {
+            return new Check("acls", Status.OK, "all " + sweep.znodes() + " znodes under " + namespace + " carry their"
+                    + " role ACL (roles epoch " + sweep.rolesEpoch() + ")", null, data);
+        }
+        long more = sweep.differing() - sweep.examples().size();
+        return new Check("acls", Status.FAIL, sweep.differing() + " of " + sweep.znodes() + " znodes under " + namespace
+                + " do not carry their role ACL, " + sweep.worldWritable() + " of them world-writable: "
+                + String.join("; ", sweep.examples()) + (more > 0 ? " (and " + more + " more)" : ""),
+                "as the admin, run `oncegate acl` with the namespace's identities again: it sets every znode's role ACL"
+                        + " (deploy/RUNBOOK.md, 'Rotate credentials'); an ephemeral election node goes with its session:"
+                        + " restart the worker whose client made it without the roles (OncegateAcl.provider)", data);
     }
 
     /**

@@ -28,8 +28,9 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "doctor", mixinStandardHelpOptions = true,
         description = {"Check connectivity, the ZooKeeper servers' versions, the namespace's genesis, access control (this"
-                + " identity's role and the ACLs it needs), the negotiated session timeout against the lease TTL, this"
-                + " host's clock against the server's, and autopurge. One line per check: ok, warn, fail (or skip, when"
+                + " identity's role and what it may do), every znode's ACL against its role ACL (with access control on:"
+                + " it reads each znode's ACL, bucket by bucket), the negotiated session timeout against the lease TTL,"
+                + " this host's clock against the server's, and autopurge. One line per check: ok, warn, fail (or skip, when"
                 + " an earlier failure makes it moot), with a fix for each that is not ok.",
                 "Writes one ephemeral znode, NS/keys/doctor-N, where this identity's role may create (a worker, the admin,"
                         + " anyone without access control): its creation time is the server's clock. It goes with the"
@@ -85,7 +86,7 @@ final class DoctorCommand extends NamespaceCommand {
             checks.add(DoctorChecks.connection(settings.connect(), connected, millis, session, settings.connectTimeout()));
             checks.add(DoctorChecks.servers(askServers(settings)));
             if (!connected) {
-                for (String name : List.of("genesis", "access", "session", "clock")) {
+                for (String name : List.of("genesis", "access", "acls", "session", "clock")) {
                     later.add(DoctorChecks.Check.skip(name, "no connection"));
                 }
             } else {
@@ -98,7 +99,7 @@ final class DoctorCommand extends NamespaceCommand {
         return checks.stream().anyMatch(c -> c.status() == DoctorChecks.Status.FAIL) ? ExitCode.STOP_UNAVAILABLE : ExitCode.OK;
     }
 
-    /** genesis, access, session and clock, on a connected client. */
+    /** genesis, access, acls, session and clock, on a connected client. */
     private List<DoctorChecks.Check> namespaceChecks(ZooKeeperConnection zk, String namespace,
                                                      ZooKeeperConnection.Settings settings) throws InterruptedException {
         List<DoctorChecks.Check> out = new ArrayList<>();
@@ -112,6 +113,7 @@ final class DoctorCommand extends NamespaceCommand {
                     + e.getMessage(), "check that ZooKeeper stays reachable (the connection line) and run doctor again",
                     Map.of()));
             out.add(DoctorChecks.Check.skip("access", "the namespace could not be read"));
+            out.add(DoctorChecks.Check.skip("acls", "the namespace could not be read"));
             out.add(DoctorChecks.session(sessionTimeout, negotiated, leaseTtl));
             out.add(DoctorChecks.Check.skip("clock", "the namespace could not be read"));
             return out;
@@ -119,6 +121,8 @@ final class DoctorCommand extends NamespaceCommand {
         out.add(DoctorChecks.genesis(checkup, namespace));
         out.add(checkup.genesis() == null ? DoctorChecks.Check.skip("access", "no readable genesis")
                 : DoctorChecks.access(checkup));
+        out.add(checkup.genesis() == null ? DoctorChecks.Check.skip("acls", "no readable genesis")
+                : DoctorChecks.acls(checkup, namespace));
         out.add(DoctorChecks.session(sessionTimeout, negotiated, leaseTtl));
         if (checkup.clock() != null) {
             out.add(DoctorChecks.clock(checkup.clock(), leaseTtl));

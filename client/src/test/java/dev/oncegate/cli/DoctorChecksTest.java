@@ -54,6 +54,30 @@ class DoctorChecksTest {
     }
 
     @Test
+    void acls_warnWithoutAccessControl_okWhenEveryZnodeHasItsRoleAcl_failNamingTheFirstFewOtherwise() {
+        Checkup.AclSweep clean = new Checkup.AclSweep(2, 40, 0, 0, List.of());
+        Checkup.AclSweep stale = new Checkup.AclSweep(2, 40, 7, 3, List.of("/ns/a [world:anyone:cdrwa] (…)", "/ns/b (…)"));
+
+        DoctorChecks.Check off = DoctorChecks.acls(checkup(false, null), "/ns");
+        DoctorChecks.Check ok = DoctorChecks.acls(checkup(true, clean), "/ns");
+        DoctorChecks.Check fail = DoctorChecks.acls(checkup(true, stale), "/ns");
+
+        assertThat(off.status()).isEqualTo(DoctorChecks.Status.WARN);
+        assertThat(off.detail()).contains("world-writable by design");
+        assertThat(ok.status()).isEqualTo(DoctorChecks.Status.OK);
+        assertThat(ok.detail()).isEqualTo("all 40 znodes under /ns carry their role ACL (roles epoch 2)");
+        assertThat(fail.status()).isEqualTo(DoctorChecks.Status.FAIL);
+        assertThat(fail.detail()).startsWith("7 of 40 znodes under /ns do not carry their role ACL, 3 of them world-writable:"
+                + " /ns/a [world:anyone:cdrwa] (…); /ns/b (…)").endsWith("(and 5 more)");
+        assertThat(fail.fix()).contains("oncegate acl");
+        assertThat(fail.data()).containsEntry("differing", 7L).containsEntry("world_writable", 3L);
+    }
+
+    static Checkup checkup(boolean aclsOn, Checkup.AclSweep sweep) {
+        return new Checkup(null, null, null, aclsOn, null, List.of(), sweep, null);
+    }
+
+    @Test
     void servers_failBelow35_warnFor37_unknownOrDown_okFor38And39() {
         DoctorChecks.ServerAnswer v39 = answer("a:1", "Zookeeper version: 3.9.5-293c, built on 2026\nMode: leader\n");
         DoctorChecks.ServerAnswer v38 = answer("b:2", "Zookeeper version: 3.8.0-, built on 2024\nMode: follower\n");

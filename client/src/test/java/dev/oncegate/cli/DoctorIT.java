@@ -34,7 +34,8 @@ import dev.oncegate.testing.Timing;
  * {@code oncegate doctor} against a real ZooKeeper 3.9.5 (the fixture's, four-letter words on):
  * what it finds in a healthy namespace without and with access control, for each role and for a
  * stranger, in an uninitialised namespace, with a lease TTL shorter than the session, with an ACL
- * changed by hand, with no server at all, and for bad input; and against Debian's ZooKeeper 3.8
+ * changed by hand, with a world-writable znode planted deep in the namespace, with no server at all,
+ * and for bad input; and against Debian's ZooKeeper 3.8
  * server (the {@code zookeeper} package), with its zoo.cfg for the autopurge check. Each line and each JSON field is
  * what an operator acts on; the exit code is 13 exactly when a check failed.
  */
@@ -50,12 +51,13 @@ class DoctorIT extends CliFixture {
 
         assertThat(r.exit()).as(r.toString()).isZero();
         Map<String, String> lines = lines(r);
-        assertThat(lines.keySet()).containsExactly("connection", "server", "genesis", "access", "session", "clock",
-                "autopurge");
+        assertThat(lines.keySet()).containsExactly("connection", "server", "genesis", "access", "acls", "session",
+                "clock", "autopurge");
         assertThat(lines.get("connection")).startsWith("ok ").contains("connected to " + zk.connectString());
         assertThat(lines.get("server")).startsWith("ok ").contains("3.9.5 standalone");
         assertThat(lines.get("genesis")).startsWith("ok ").contains("has genesis");
         assertThat(lines.get("access")).startsWith("warn").contains("access control is off", "fix: ", "oncegate acl");
+        assertThat(lines.get("acls")).startsWith("warn").contains("world-writable by design", "fix: ", "oncegate acl");
         // TestingServer ticks every 1000 ms: the 30 s asked for is negotiated down to 20 s, within the 30 s TTL
         assertThat(lines.get("session")).startsWith("ok ").contains("session timeout 20s (asked for 30s", "lease TTL 30s");
         assertThat(lines.get("clock")).startsWith("ok ").contains("ms", "the server's");
@@ -90,6 +92,7 @@ class DoctorIT extends CliFixture {
         assertThat(lines.get("genesis")).startsWith("fail").contains("namespace_not_initialised",
                 "fix: a new namespace: `oncegate init --namespace /never-initialised`", "do not init");
         assertThat(lines.get("access")).startsWith("skip");
+        assertThat(lines.get("acls")).startsWith("skip");
         assertThat(lines.get("clock")).startsWith("skip");
         assertThat(lines.get("connection")).startsWith("ok ");
     }
@@ -121,7 +124,10 @@ class DoctorIT extends CliFixture {
         assertThat(worker.exit()).as(worker.toString()).isZero();
         assertThat(lines(worker).get("access")).startsWith("ok ").contains("this identity is the worker");
         assertThat(lines(worker).get("clock")).startsWith("ok ");
+        assertThat(lines(worker).get("acls")).startsWith("ok ").contains("carry their role ACL", "roles epoch 0");
         assertThat(operator.exit()).as(operator.toString()).isZero();
+        assertThat(lines(operator).get("acls")).as("an operator sees digests as user:x, and compares users")
+                .startsWith("ok ");
         assertThat(lines(operator).get("access")).startsWith("ok ").contains("this identity is the operator");
         assertThat(lines(operator).get("clock")).as("an operator may not create the probe").startsWith("warn")
                 .contains("unknown", "run doctor as the worker or the admin");
@@ -130,7 +136,7 @@ class DoctorIT extends CliFixture {
     }
 
     @Test
-    void anAclChangedByHand_failsAccess_namingTheZnodeAndTheFix() throws Exception {
+    void anAclChangedByHand_failsAcls_namingTheZnodeAndTheFix() throws Exception {
         // Given a namespace under access control whose keys parent someone opened to the world by hand
         String ns = "/doctor-drift";
         try (CuratorFramework admin = adminClient()) {
@@ -141,14 +147,51 @@ class DoctorIT extends CliFixture {
         // When the worker's host runs doctor
         Cli.Result r = doctor("--namespace", ns, "--auth", WORKER, "--json");
 
-        // Then access fails, naming the znode, what its ACL is and should be, and how to re-apply it
+        // Then the ACL check fails, naming the znode, what its ACL is and should be, and how to re-apply it
         assertThat(r.exit()).as(r.toString()).isEqualTo(13);
-        JsonNode access = checks(r.stdoutJson()).get("access");
-        assertThat(access.get("status").asText()).isEqualTo("fail");
-        assertThat(access.get("detail").asText()).contains("the ACL of " + ns + "/keys is [world:anyone:cdrwa], not its"
-                + " role ACL [digest:admin:cdrwa,digest:ops:r,digest:worker:cr]");
-        assertThat(access.get("fix").asText()).contains("oncegate acl");
-        assertThat(access.get("data").get("role").asText()).isEqualTo("worker");
+        JsonNode acls = checks(r.stdoutJson()).get("acls");
+        assertThat(acls.get("status").asText()).isEqualTo("fail");
+        assertThat(acls.get("detail").asText()).contains(ns + "/keys [world:anyone:cdrwa] (world-writable; its role ACL:"
+                + " [digest:admin:cdrwa,digest:ops:r,digest:worker:cr])");
+        assertThat(acls.get("fix").asText()).contains("oncegate acl");
+        assertThat(checks(r.stdoutJson()).get("access").get("data").get("role").asText()).isEqualTo("worker");
+    }
+
+    @Test
+    void aWorldWritableZnodePlantedDeepInTheNamespace_failsAcls_countingAndNamingIt() throws Exception {
+        // Given a namespace under access control with a delivered key, where doctor finds nothing wrong
+        String ns = "/doctor-planted";
+        try (CuratorFramework admin = adminClient()) {
+            Gate.initialize(admin, ns, roles(), ZxidMarks.inMemory());
+            Cli.Result delivered = run(LEDGER_LINE, "--namespace", ns, "--auth", WORKER);
+            assertThat(delivered.exit()).as(delivered.toString()).isZero();
+            Cli.Result healthy = doctor("--namespace", ns, "--auth", OPERATOR, "--json");
+            assertThat(healthy.exit()).as(healthy.toString()).isZero();
+            JsonNode fine = checks(healthy.stdoutJson()).get("acls");
+            assertThat(fine.get("status").asText()).isEqualTo("ok");
+            assertThat(fine.get("data").get("znodes").asLong()).as("NS, genesis, id, keys, 2 buckets, key, its 5 records")
+                    .isGreaterThanOrEqualTo(11);
+            assertThat(fine.get("data").get("differing").asLong()).isZero();
+            // and a znode beneath the key's scope, where no sample reaches, that anyone may write
+            String planted = key.path(ns) + "/0/planted";
+            admin.create().withACL(ZooDefs.Ids.OPEN_ACL_UNSAFE).forPath(planted);
+
+            // When the operator runs doctor
+            Cli.Result r = doctor("--namespace", ns, "--auth", OPERATOR, "--json");
+            Cli.Result human = doctor("--namespace", ns, "--auth", OPERATOR);
+
+            // Then the ACL check fails, counting the znode and naming it, in JSON and in its line
+            assertThat(r.exit()).as(r.toString()).isEqualTo(13);
+            JsonNode acls = checks(r.stdoutJson()).get("acls");
+            assertThat(acls.get("status").asText()).isEqualTo("fail");
+            assertThat(acls.get("data").get("differing").asLong()).isEqualTo(1);
+            assertThat(acls.get("data").get("world_writable").asLong()).isEqualTo(1);
+            assertThat(acls.get("data").get("examples").get(0).asText()).startsWith(planted + " [world:anyone:cdrwa]");
+            assertThat(acls.get("detail").asText()).contains("1 of", "world-writable", planted);
+            assertThat(acls.get("fix").asText()).contains("oncegate acl");
+            assertThat(human.exit()).isEqualTo(13);
+            assertThat(lines(human).get("acls")).startsWith("fail").contains(planted, "fix: ");
+        }
     }
 
     @Test

@@ -21,12 +21,18 @@ import java.util.regex.Pattern;
 import dev.oncegate.Destination;
 import dev.oncegate.EffectKey;
 import dev.oncegate.IdentityKind;
+import dev.oncegate.OncegateAcl;
 import dev.oncegate.deploy.RepoFiles;
 import dev.oncegate.testing.EmbeddedZooKeeper;
 import dev.oncegate.testing.Timing;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.ACL;
+import org.apache.zookeeper.data.Id;
+import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,7 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
  * access control on and keys in the states the procedures are about (consumed, armed by a
  * worker killed with {@code kill -9}, {@code send_status_unknown}, a corrupt record). After each
  * section the test checks what the procedure promised: the redelivery delivered once, the key
- * reconciled, nothing removed by a long retention, the old credentials refused after rotation.
+ * reconciled, nothing removed by a long retention; after rotation, the old credentials refused, the
+ * roles epoch moved and every znode carrying its new role ACL (doctor's word, and a walk of its own).
  * A block in any other language, or a section this test does not know, fails the test: a new
  * procedure is only documented once it runs here.
  */
@@ -49,6 +56,7 @@ class RunbookIT {
     static final String OPERATOR = "ops:o-s3cret";
     static final String ADMIN = "admin:a-s3cret";
     static final String NEW_OPERATOR = "ops2:o-n3w";
+    static final String NEW_ADMIN = "admin:a-n3w";
 
     @TempDir
     Path dir;
@@ -140,11 +148,12 @@ class RunbookIT {
         env.put("UNKNOWN_KEY", unknown.key().key());
         env.put("CORRUPT_KEY", corrupt.key().key());
         env.put("CORRUPT_PATH", corrupt.path() + "/0/armed/outcome");
-        env.put("NEW_ROLES", secret("new-roles", "worker=worker:w-n3w\noperator=" + NEW_OPERATOR + "\nadmin=admin:a-n3w\n"));
+        env.put("NEW_ROLES", secret("new-roles", "worker=worker:w-n3w\noperator=" + NEW_OPERATOR + "\nadmin=" + NEW_ADMIN + "\n"));
         env.put("NEW_OPERATOR_AUTH", secret("new-operator.auth", NEW_OPERATOR));
 
         Map<String, Consumer<String>> checks = new LinkedHashMap<>();
         checks.put("Health check", out -> assertThat(out).contains("ok    genesis", "this identity is the operator")
+                .contains("ok    acls ", "carry their role ACL (roles epoch 0)")
                 .contains("\"check\":\"session\",\"status\":\"warn\"").doesNotContain("fail  "));
         checks.put("Inspect a key", out -> assertThat(out).contains("\"key\":\"" + consumed.key().key() + "\"")
                 .contains("\"state\":\"sent_verified\""));
@@ -181,6 +190,10 @@ class RunbookIT {
             Cli.Result old = cli.run("inspect", "--namespace", NS, "--auth", OPERATOR, "--key", consumed.key().key());
             assertThat(old.exit()).as("the old operator is locked out: " + old).isEqualTo(13);
             assertThat(old.stderr()).contains("permission");
+            // "the acls line is ok and names the new roles epoch": the genesis was rewritten once
+            assertThat(out).contains("\"check\":\"acls\",\"status\":\"ok\"").contains("\"roles_epoch\":1");
+            assertThat(everyZnodeUnder(NS, NEW_ADMIN)).as("znodes whose ACL is not the new admin's, or is world-writable")
+                    .isEmpty();
         });
 
         List<Section> sections = procedures(RepoFiles.read("deploy/RUNBOOK.md"));
@@ -292,6 +305,40 @@ class RunbookIT {
                 .doesNotContain("Insufficient permission").doesNotContain("Authentication is not valid")
                 .doesNotContain("Exception").doesNotContain("Node does not exist");
         return output;
+    }
+
+    /**
+     * The persistent znodes under {@code root} whose ACL does not give {@code adminIdentity} everything,
+     * or lets anyone at all write, read as that admin.
+     */
+    List<String> everyZnodeUnder(String root, String adminIdentity) {
+        Id admin = new Id("digest", OncegateAcl.digest(adminIdentity));
+        List<String> wrong = new ArrayList<>();
+        try (CuratorFramework c = CuratorFrameworkFactory.builder().connectString(zk.connectString())
+                .sessionTimeoutMs(6000).connectionTimeoutMs(3000).retryPolicy(new RetryNTimes(3, 200))
+                .authorization("digest", adminIdentity.getBytes(StandardCharsets.UTF_8)).build()) {
+            c.start();
+            List<String> toVisit = new ArrayList<>(List.of(root));
+            while (!toVisit.isEmpty()) {
+                String path = toVisit.remove(toVisit.size() - 1);
+                Stat stat = new Stat();
+                List<ACL> acl;
+                try {
+                    acl = c.getACL().storingStatIn(stat).forPath(path);
+                    c.getChildren().forPath(path).forEach(child -> toVisit.add(path + "/" + child));
+                } catch (KeeperException.NoNodeException gone) {
+                    continue;
+                }
+                boolean open = acl.stream().anyMatch(a -> a.getId().equals(ZooDefs.Ids.ANYONE_ID_UNSAFE)
+                        && (a.getPerms() & ~ZooDefs.Perms.READ) != 0);
+                if (stat.getEphemeralOwner() == 0 && (open || !acl.contains(new ACL(ZooDefs.Perms.ALL, admin)))) {
+                    wrong.add(path + " " + acl);
+                }
+            }
+            return wrong;
+        } catch (Exception e) {
+            throw new AssertionError("could not walk " + root + " as " + adminIdentity, e);
+        }
     }
 
     String secret(String name, String content) throws IOException {
