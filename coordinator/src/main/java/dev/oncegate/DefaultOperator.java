@@ -349,7 +349,7 @@ final class DefaultOperator implements Operator {
             case ARMED -> "Task " + latest.armed().by().task() + " armed scope " + n + " at " + latest.armed().at()
                     + " and recorded no outcome (it may still be delivering, or it died): a new attempt would stop unknown"
                     + " (exit 11). If the destination shows the delivery, reconcile it (`oncegate reconcile`); if it"
-                    + " shows none and it must go out, authorize one redelivery (`oncegate authorize`).";
+                    + " shows none and it must go out, authorize one redelivery (`oncegate authorize --after " + n + "`).";
             case SENT_VERIFIED -> "Scope " + n + (latest.reconciliation() != null
                     ? " was reconciled as delivered by " + latest.reconciliation().by() + " (" + latest.reconciliation().evidence() + ")"
                     : " was delivered and verified by task " + latest.outcome().by().task() + " at " + latest.outcome().at()
@@ -359,7 +359,7 @@ final class DefaultOperator implements Operator {
             case SEND_STATUS_UNKNOWN -> "Scope " + n + " ended with its outcome unknown (task " + latest.outcome().by().task()
                     + ": " + latest.outcome().detail() + "): a new attempt would stop unknown (exit 11). If the destination"
                     + " shows the delivery, reconcile it (`oncegate reconcile`); if it shows none and it must go out,"
-                    + " authorize one redelivery (`oncegate authorize`).";
+                    + " authorize one redelivery (`oncegate authorize --after " + n + "`).";
             case NOT_SENT -> "Scope " + n + " proved not_sent but the scope after it is missing: a new attempt would stop"
                     + " unavailable (exit 13) until an operator repairs the key.";
         };

@@ -40,7 +40,8 @@ import picocli.CommandLine.ParameterException;
                 "                    --file=PATH -- COMMAND [ARG...]"},
         description = "Run COMMAND at most once for this effect: only if the gate decides proceed, after arming the scope.",
         footer = {"", "COMMAND gets ONCEGATE_KEY, ONCEGATE_SCOPE, ONCEGATE_FENCING_TOKEN, ONCEGATE_FENCING_ZXID and"
-                        + " ONCEGATE_IDEMPOTENCY_KEY (the same for every retry within this scope: hand it to the provider).",
+                        + " ONCEGATE_IDEMPOTENCY_KEY (the same for every retry within this scope, new in every later scope and"
+                        + " after retention removed the key: hand it to the provider).",
                 "Exit 0 → sent_verified; exit --not-sent-exit → not_sent; anything else, a signal or --timeout → send_status_unknown.",
                 "run exits with what the records say afterwards: an outcome that could not be written leaves the scope"
                         + " armed, which reads as send_status_unknown (exit 1), never 0.",

@@ -143,7 +143,7 @@ class AccessControlIT {
 
         // zkCli says "Insufficient permission" for each refused write ("Failed to delete some node(s)" for a deleteall)
         assertThat(out.lines().filter(l -> l.startsWith("Insufficient permission")).count())
-                .as("the writes refused:\n" + out).isGreaterThanOrEqualTo(9);
+                .as("the writes refused:\n" + out).isGreaterThanOrEqualTo(8);
         assertThat(out).contains("Insufficient permission : " + armed, "Insufficient permission : " + outcome,
                 "Insufficient permission : " + genesis, "Insufficient permission : " + keyPath + "/authorizations/after-0");
         assertThat(out).doesNotContain("Created " + keyPath + "/authorizations");

@@ -131,6 +131,7 @@ class RunbookIT {
         Fixture other = deliver("other", "exit 0", 0);
         Fixture unknown = deliver("unknown", "exit 9", 1);
         Fixture corrupt = deliver("corrupt", "exit 0", 0);
+        Fixture forged = deliver("forged", "exit 0", 0);
         Fixture armed = armedByAKilledWorker();
 
         env.put("ONCEGATE_CONNECT", zk.connectString());
@@ -148,6 +149,9 @@ class RunbookIT {
         env.put("UNKNOWN_KEY", unknown.key().key());
         env.put("CORRUPT_KEY", corrupt.key().key());
         env.put("CORRUPT_PATH", corrupt.path() + "/0/armed/outcome");
+        env.put("FORGED_KEY", forged.key().key());
+        env.put("FORGED_SCOPE", forged.path() + "/1");
+        env.put("ADMIN", ADMIN);
         env.put("NEW_ROLES", secret("new-roles", "worker=worker:w-n3w\noperator=" + NEW_OPERATOR + "\nadmin=" + NEW_ADMIN + "\n"));
         env.put("NEW_OPERATOR_AUTH", secret("new-operator.auth", NEW_OPERATOR));
 
@@ -177,6 +181,14 @@ class RunbookIT {
             assertThat(again.runJson().get("decision").asText()).as("reconciled: read as sent_verified").isEqualTo("stop_sent");
         });
         checks.put("A corrupt record", out -> assertThat(out).contains("exit 13").contains("\"sent_veri"));
+        checks.put("A record forged with the worker credential", out -> {
+            assertThat(out).contains("exit 13", "opened neither by a not_sent outcome of scope 0");
+            // after the admin removed the forged scope, the key reads as its history says: delivered once
+            assertThat(out.substring(out.lastIndexOf("\"key\":"))).contains("\"state\":\"sent_verified\"");
+            assertThat(exists(forged.path() + "/1")).isFalse();
+            assertThat(redeliver(forged).exit()).as("a worker stops on the delivered key").isEqualTo(10);
+            assertThat(ledger(forged)).hasSize(1);
+        });
         checks.put("Why deleteall is never the redelivery procedure", out -> {
         });
         checks.put("ZooKeeper data lost, or restored from a backup", out -> assertThat(out).contains("exit 13")
@@ -200,6 +212,9 @@ class RunbookIT {
         assertThat(sections).extracting(Section::title).as("the procedures this test knows, in order")
                 .containsExactlyElementsOf(checks.keySet());
         for (Section section : sections) {
+            if (section.title().equals("A record forged with the worker credential")) {
+                openedByHandWithTheWorkerCredential(forged.path() + "/1");
+            }
             if (section.title().equals("A corrupt record")) {
                 // Only from here on: earlier procedures meet it as exit 13 of list, which their own sections do not cover.
                 admin.setData().forPath(corrupt.path() + "/0/armed/outcome",
@@ -234,6 +249,23 @@ class RunbookIT {
     Cli.Result redeliver(Fixture f, String exit) {
         return cli.run("run", "--namespace", NS, "--auth", WORKER, "--dest", f.dest(), "--file", f.file().toString(),
                 "--", "sh", "-c", "echo \"$ONCEGATE_SCOPE $ONCEGATE_FENCING_TOKEN\" >> " + f.ledger() + "; " + exit);
+    }
+
+    /**
+     * What a holder of the worker credential can do: open a scope by hand, here {@code scope}, with
+     * the role ACL a worker's client gives what it creates (so that only the forgery is wrong).
+     */
+    void openedByHandWithTheWorkerCredential(String scope) throws Exception {
+        dev.oncegate.Genesis.Roles roles = new dev.oncegate.Genesis.Roles(dev.oncegate.OncegateAcl.digest(WORKER),
+                dev.oncegate.OncegateAcl.digest(OPERATOR), dev.oncegate.OncegateAcl.digest(ADMIN));
+        try (CuratorFramework worker = CuratorFrameworkFactory.builder().connectString(zk.connectString())
+                .sessionTimeoutMs(6000).connectionTimeoutMs(3000).retryPolicy(new RetryNTimes(3, 200))
+                .authorization("digest", WORKER.getBytes(StandardCharsets.UTF_8))
+                .aclProvider(dev.oncegate.OncegateAcl.provider(NS, () -> roles)).build()) {
+            worker.start();
+            worker.create().forPath(scope, "{\"v\":4,\"o\":\"not_sent:0\",\"t\":\"2026-01-01T00:00:00Z\",\"h\":null}"
+                    .getBytes(StandardCharsets.UTF_8));
+        }
     }
 
     /** A worker that armed, started its command, and was killed with {@code kill -9}: armed without outcome. */

@@ -151,7 +151,7 @@ class AclsFollowTheGenesisTest {
         // Then, once acl has returned, every znode of the namespace carries its role ACL
         assertThat(fired).as("the walk passed scope 0 of key A").isTrue();
         assertThat(hookFailures).isEmpty();
-        assertThat(admin.checkExists().forPath(scope0 + "/outcome")).isNotNull();
+        assertThat(admin.getData().forPath(scope0 + "/armed/outcome")).isNotEmpty();
         assertThat(admin.checkExists().forPath(keyA.path(ns) + "/1")).isNotNull();
         assertThat(admin.checkExists().forPath(sibling.path(ns))).isNotNull();
         assertThat(wrongAcls()).as("znodes without their role ACL").isEmpty();
@@ -286,7 +286,10 @@ class AclsFollowTheGenesisTest {
         if (p[5].equals("latch")) {
             return p.length == 6 ? acl(cr | Perms.DELETE, r) : acl(r, r);
         }
-        return acl(r, r); // armed, outcome
+        if (p[5].equals("armed")) {
+            return p.length == 6 ? acl(cr, r) : acl(r | Perms.WRITE, r | Perms.WRITE); // armed; its outcome (written once)
+        }
+        return acl(r, r);
     }
 
     static List<ACL> acl(int worker, int operator) {
