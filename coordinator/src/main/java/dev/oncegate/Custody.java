@@ -105,7 +105,8 @@ final class Custody {
      * @param legacyTrusted whether a {@code not_sent} without a commitment (schema 3 or older) is
      *                      believed: only in a namespace without roles
      * @throws UnreadableRecordException when the records contradict each other or the protocol
-     * @throws IllegalStateException     when the armed record's content is needed and was not read
+     * @throws IllegalStateException     when a {@code not_sent} of an armed record before schema 4 is
+     *                                   judged without that record (its caller must read it)
      */
     static ScopeView judge(Facts r, boolean legacyTrusted) {
         String armedName = armedChild(r.path(), r.data(), r.children());
@@ -116,7 +117,8 @@ final class Custody {
         if (Layout.ARMED.equals(armedName)) {
             outcomePath = Layout.outcome(r.path());
             if (r.armed() == null) {
-                throw new IllegalStateException("the armed record is judged without its content: " + r.path());
+                throw new UnreadableRecordException(Layout.armed(r.path()), "the scope lists its armed record but it"
+                        + " cannot be read (removed by an admin?)");
             }
             if (r.armed().commitment() == null) {
                 throw new UnreadableRecordException(Layout.armed(r.path()), "an armed record without a commitment");

@@ -71,7 +71,7 @@ final class DefaultAttempt implements Attempt {
     private final DefaultGate gate;
     private final EffectKey key;
     private final String keyPath;
-    /** This attempt's id: it names its armed record, and a retried write recognises itself by it. */
+    /** This attempt's id: written into its records (its actor), so an operator can tell its writes apart. */
     private final String attemptId;
     private final ScopeProtocol protocol;
     /**

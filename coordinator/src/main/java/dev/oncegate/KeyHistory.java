@@ -76,7 +76,7 @@ public record KeyHistory(String key, String path, boolean exists, KeyRecord reco
      * @param opened         why it opened: {@code initial}, {@code not_sent:<n-1>} or {@code after-<n-1>}
      * @param openedAt       when
      * @param lease          the current (or, once armed, the arming executor's) lease; null when none
-     * @param armed          the armed record ({@code armed-<czxid>}), or null
+     * @param armed          the armed record ({@code KEY/N/armed}), or null
      * @param outcome        the executor's outcome record, or null (none, or the scope was reconciled
      *                       while armed: the reconciliation wrote its outcome)
      * @param reconciliation an operator's reconciliation, or null

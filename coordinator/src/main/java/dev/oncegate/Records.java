@@ -33,8 +33,8 @@ import java.util.Map;
  * genesis         {"v":2,"id","created",["roles":{"worker","operator","admin"}]}
  * key             {"v":4,"p":provider,"i":identity,"d":destination,"s":sha256,"c":created}
  * scope           {"v":4,"o":opened,"t":at,"h":null|{actor,"n":election node,"e":expires,["x":{"c":cause,[actor]}]},
- *                  ["a":true (armed)],["r":true (reconciled)]}
- * armed-CZXID     {"v":4,"c":[checkpoints],"b":{actor},"k":token,"z":zxid,"t":at,"m":commitment}
+ *                  ["a":true (armed)],["r":true (reconciled, before schema 4)]}
+ * armed           {"v":4,"c":[checkpoints],"b":{actor},"k":token,"z":zxid,"t":at,"m":commitment}
  * outcome         {"v":4,"o":outcome,"d":detail,"b":{actor},"k":token,"z":zxid,"t":at,"s":secret}
  *                 or, written by an operator's reconciliation of an armed scope without outcome,
  *                 {"v":4,"o":"sent_verified","r":"reconciled-N"}
@@ -139,9 +139,9 @@ final class Records {
     }
 
     /**
-     * A new attempt id: 64 random bits as 16 hex characters. It names the attempt's armed record
-     * ({@code armed-<attempt>}), so it must never repeat within a scope; it is also how a retried
-     * write recognises itself.
+     * A new attempt id: 64 random bits as 16 hex characters, written into the attempt's records
+     * (its actor), so that an operator can tell one attempt's writes from another's. (Before schema
+     * 4 it also named the armed record, {@code armed-<attempt>}.)
      */
     static String newAttemptId() {
         long bits = RANDOM.nextLong();
@@ -154,10 +154,11 @@ final class Records {
     }
 
     /**
-     * The scope znode's data: why it opened, when, and the current lease (null when open).
-     * {@code armed} is set by the arming multi so that a takeover can never slip in between
-     * arming and the outcome; {@code reconciled} by an operator's reconciliation, whose multi
-     * also moves the version, so that a late outcome of the executor can no longer be written.
+     * The scope znode's data: why it opened, when, and the current lease (null when open). A worker
+     * credential may rewrite it, so no reader decides safety from it ({@link Custody}): the lease
+     * says who holds an open scope, and {@code armed} (set by the arming multi, which moves the
+     * version so that no takeover slips in) is for people reading zkCli. {@code reconciled} is read
+     * in records before schema 4 and no longer written: a reconciliation is its own record.
      */
     record Scope(String opened, Instant at, KeyHistory.Lease lease, boolean armed, boolean reconciled) {
 
@@ -167,10 +168,6 @@ final class Records {
 
         Scope armedNow() {
             return new Scope(opened, at, lease, true, reconciled);
-        }
-
-        Scope reconciledNow() {
-            return new Scope(opened, at, lease, armed, true);
         }
     }
 
