@@ -134,11 +134,12 @@ final class Acls {
 
     /** Whether {@code entry} names the digest identity {@code digestId}, as a reader sees it (its password maybe hidden). */
     private static boolean is(ACL entry, String digestId) {
-        if (!"digest".equals(entry.getId().getScheme())) {
-            return false;
-        }
-        String id = entry.getId().getId();
-        return id.equals(digestId) || id.equals(digestId.substring(0, digestId.indexOf(':')) + ":x");
+        return isDigest(entry) && (entry.getId().getId().equals(digestId) || entry.getId().getId().equals(redacted(digestId)));
+    }
+
+    /** A digest id as ZooKeeper shows it to an identity without ADMIN on the znode: {@code user:x}. */
+    private static String redacted(String digestId) {
+        return digestId.replaceAll(":.*", ":x");
     }
 
     List<ACL> forPath(String ns, String path) {
@@ -152,8 +153,8 @@ final class Acls {
      */
     static boolean same(List<ACL> actual, List<ACL> expected) {
         List<ACL> comparable = actual.stream().anyMatch(a -> isDigest(a) && a.getId().getId().endsWith(":x"))
-                ? expected.stream().map(a -> isDigest(a) ? new ACL(a.getPerms(), new Id("digest",
-                        a.getId().getId().replaceAll(":.*", ":x"))) : a).toList()
+                ? expected.stream().map(a -> isDigest(a) ? new ACL(a.getPerms(), new Id("digest", redacted(a.getId().getId())))
+                        : a).toList()
                 : expected;
         return actual.size() == comparable.size() && new HashSet<>(actual).equals(new HashSet<>(comparable));
     }

@@ -24,6 +24,12 @@ class ReconcileRaceTest extends ArmedScopeFixture {
         return Operator.builder(client).namespace(ns).build();
     }
 
+    /** Scope 0 armed by executor "a", which recorded send_status_unknown. */
+    void consumedUnknown() throws Exception {
+        Armed a = armAs("a");
+        protocol.recordOutcome(keyPath, 0, a.node(), outcome(Outcome.SEND_STATUS_UNKNOWN, "a"), a.secret());
+    }
+
     @Test
     void notSentLandsAfterTheOperatorRead_theReconciliationIsRefused_andTheKeyStaysOpenInScopeOne() throws Exception {
         // Given A armed scope 0 and an operator read it as armed without outcome
@@ -64,8 +70,7 @@ class ReconcileRaceTest extends ArmedScopeFixture {
     @Test
     void authorizationOpensTheNextScopeAfterTheOperatorRead_theReconciliationIsRefused() throws Exception {
         // Given scope 0 ended send_status_unknown, an operator authorized a redelivery, and another read it
-        Armed a = armAs("a");
-        protocol.recordOutcome(keyPath, 0, a.node(), outcome(Outcome.SEND_STATUS_UNKNOWN, "a"), a.secret());
+        consumedUnknown();
         client.create().forPath(Layout.authorization(keyPath, 0), "{\"by\":\"bob\",\"reason\":\"resend\"}"
                 .getBytes(StandardCharsets.UTF_8));
         ScopeProtocol.ScopeRead read = protocol.readScopeOnce(keyPath, 0);
@@ -83,8 +88,7 @@ class ReconcileRaceTest extends ArmedScopeFixture {
 
     @Test
     void reconciliationOfAnUnknownScope_landsBesideTheOriginalOutcome() throws Exception {
-        Armed a = armAs("a");
-        protocol.recordOutcome(keyPath, 0, a.node(), outcome(Outcome.SEND_STATUS_UNKNOWN, "a"), a.secret());
+        consumedUnknown();
 
         Operator.Reconciled done = operator().reconcile(key.key(), "alice", "message 42 is there");
 

@@ -42,7 +42,8 @@ class RecordsTest {
                 new KeyHistory.Takeover("lapsed", new Actor("old", "host-b", 7, "1", "0011223344556677")));
         Records.Scope leased = open.withLease(lease);
         Records.Scope stalled = open.withLease(new KeyHistory.Lease(ACTOR, SCOPE + "/latch/n", AT, new KeyHistory.Takeover("stalled_election", null)));
-        for (Records.Scope s : List.of(open, leased, stalled, leased.armedNow(), leased.armedNow().reconciledNow())) {
+        for (Records.Scope s : List.of(open, leased, stalled, leased.armedNow(),
+                new Records.Scope("initial", AT, lease, true, true))) {
             assertThat(Records.decodeScope(SCOPE, Records.scope(s))).isEqualTo(s);
         }
         // the election node is stored by name only: it lives under the scope's latch

@@ -199,6 +199,23 @@ class WorkerCredentialTest {
     }
 
     @Test
+    void operatorReconcilesAnArmedScope_withRolesOn_andTheExecutorsLateNotSentIsNotRecorded() throws Exception {
+        // Given A armed scope 0 and is inside an action that will prove not_sent
+        try (CrossingInFlight a = CrossingInFlight.start(roles.gate("task-a"), key, zk.provider().rejects("rejected"))) {
+            assertThat(a.awaitInAction(Timing.EVENTUALLY)).isTrue();
+            // When the operator (its own credential) reconciles the scope as delivered
+            assertThat(roles.operator().reconcile(key.key(), "alice", "the file is in the channel").created()).isTrue();
+
+            // Then A's not_sent can no longer be recorded, and nothing reopens
+            assertThat(a.releaseAndAwait(Timing.EVENTUALLY))
+                    .isInstanceOfSatisfying(Crossing.Crossed.class, c -> assertThat(c.recorded()).isFalse());
+        }
+        assertThat(decisionOf("task-b")).isInstanceOf(Decision.StopSent.class);
+        assertThat(rogue.checkExists().forPath(keyPath + "/1")).isNull();
+        assertThat(zk.provider().deliveries()).isZero();
+    }
+
+    @Test
     void authorizationForgedUnderAWorldWritableAuthorizationsZnode_isNotHonoured() throws Exception {
         // Given the rogue created the key first, with an authorizations znode anyone may create under
         // (and a scope 0 with its proper role ACL, so that an honest worker delivers in it)
