@@ -15,13 +15,16 @@ import picocli.CommandLine.Option;
 @Command(name = "gc", mixinStandardHelpOptions = true,
         description = "Remove the records of consumed keys (sent_verified, send_status_unknown) past retention, printing"
                 + " one JSON line per key. A removed key is OPEN AGAIN: the next contender for that effect delivers it"
-                + " again. Open, leased and armed scopes, unreadable keys and keys in an election are never touched.",
+                + " again. Open, leased and armed scopes, unreadable keys and keys in an election are never touched. Ages"
+                + " are the ZooKeeper server's (the time of the record that decided a key, against a probe znode's), never a"
+                + " worker's or this host's clock; a key whose record's own time disagrees with the server's by more than"
+                + " ten minutes is kept and reported (\"skipped\").",
         footer = {"", "Exit codes: 0 done; 2 bad input; 13 ZooKeeper unavailable or this identity may not delete"
                 + " (the admin role)."})
 final class GcCommand extends NamespaceCommand {
 
     @Option(names = "--older-than", paramLabel = "DURATION", required = true, converter = Durations.class,
-            description = "Remove keys consumed at least this long ago (e.g. 90d).")
+            description = "Remove keys consumed at least this long ago by the server's clock (e.g. 90d).")
     Duration olderThan;
 
     @Option(names = "--dry-run", description = "Print what would be removed; remove nothing.")

@@ -14,7 +14,8 @@ import picocli.CommandLine.Option;
 @Command(name = "reconcile", mixinStandardHelpOptions = true,
         description = "Record that the destination shows the effect delivered: the key's send_status_unknown (or armed"
                 + " without outcome) latest scope reads as sent_verified from now on. Never reopens the key; the original"
-                + " records stay.",
+                + " records stay. It races nothing: an executor still in its action can no longer record an outcome, and an"
+                + " executor's not_sent, or an authorization's new scope, that came first makes it refuse (exit 2).",
         footer = {"", "Exit codes: 0 reconciled (or already reconciled: \"created\":false); 2 the key does not exist or its"
                 + " latest scope is not send_status_unknown or armed; 13 ZooKeeper unavailable or this identity may not"
                 + " reconcile (the operator role)."})
