@@ -195,7 +195,7 @@ final class DefaultAttempt implements Attempt {
                 Records.Scope initial = new Records.Scope("initial", gate.clock.instant(), null, false, false);
                 String path = Layout.scope(keyPath, 0);
                 read = new ScopeProtocol.KeyRead(read.genesis(), true, true, 0, new ScopeProtocol.ScopeRead(
-                        ScopeView.created(0, path, initial, 0), AuthorizationView.absent(Layout.authorization(keyPath, 0), 0),
+                        ScopeView.created(0, path, initial), AuthorizationView.absent(Layout.authorization(keyPath, 0), 0),
                         true));
             } else if (tries < 3) {
                 read = protocol.readKey(key); // a racing contender created it: read what it wrote

@@ -29,9 +29,12 @@ record ScopeView(int scope, String path, Records.Scope data, int version, long m
         Objects.requireNonNull(state, "state");
     }
 
-    /** A scope this contender just created (with its key): open, version 0, created at {@code czxid} (0 when unknown). */
-    static ScopeView created(int scope, String path, Records.Scope data, long czxid) {
-        return new ScopeView(scope, path, data, 0, czxid, czxid, null, null, 0, null, 0, -1, null, ScopeState.OPEN);
+    /**
+     * A scope this contender just created (with its key) and has not read back: open, version 0.
+     * Its zxids are unknown (0) until the lease write's stat tells them.
+     */
+    static ScopeView created(int scope, String path, Records.Scope data) {
+        return new ScopeView(scope, path, data, 0, 0, 0, null, null, 0, null, 0, -1, null, ScopeState.OPEN);
     }
 
     /** The armed record's path. */
