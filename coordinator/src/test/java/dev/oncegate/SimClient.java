@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -102,6 +103,9 @@ final class SimClient implements ZooKeeperOps {
     private final TreeMap<String, LinkedHashSet<Watcher>> existWatches = new TreeMap<>();
     private final TreeMap<String, LinkedHashSet<Watcher>> childWatches = new TreeMap<>();
     private final List<String> pendingDeletes = new ArrayList<>();
+    /** The paths the server holds a data (getData, exists) or child watch of this client on. */
+    private final TreeSet<String> armedData = new TreeSet<>();
+    private final TreeSet<String> armedChild = new TreeSet<>();
     private SimFaults faults = SimFaults.NONE;
     private Waits waits = NO_WAITS;
     private int retries;
@@ -219,6 +223,8 @@ final class SimClient implements ZooKeeperOps {
             return;
         }
         connected = false;
+        armedData.clear();
+        armedChild.clear();
         deliverToAll(KeeperState.Disconnected, false);
         post(ConnectionState.SUSPENDED);
     }
@@ -511,13 +517,18 @@ final class SimClient implements ZooKeeperOps {
         data.addAll(take(dataWatches, path, watcher));
         data.addAll(take(existWatches, path, watcher));
         Set<Watcher> child = take(childWatches, path, watcher);
+        if (watcher == null) {
+            armedData.remove(path);
+            armedChild.remove(path);
+        }
         queue(data, new WatchedEvent(EventType.DataWatchRemoved, KeeperState.SyncConnected, path));
         queue(child, new WatchedEvent(EventType.ChildWatchRemoved, KeeperState.SyncConnected, path));
     }
 
-    private static void register(Map<String, LinkedHashSet<Watcher>> table, String path, Watcher watcher) {
+    private void register(Map<String, LinkedHashSet<Watcher>> table, String path, Watcher watcher) {
         if (watcher != null) {
             table.computeIfAbsent(path, p -> new LinkedHashSet<>()).add(watcher);
+            (table == childWatches ? armedChild : armedData).add(path);
         }
     }
 
@@ -545,8 +556,19 @@ final class SimClient implements ZooKeeperOps {
         return Set.of(watcher);
     }
 
-    /** A watch event from the server: the watchers it concerns, as ZooKeeper's client materialises it. */
-    void trigger(EventType type, String path, long zxid) {
+    /**
+     * A watch event at the server: if the server holds a watch of this client for it, the watch
+     * goes; the event reaches the client only if its session may READ through {@code acl} (null:
+     * no check, as for SetWatches), and then the watchers it concerns are materialised as
+     * ZooKeeper's client does (a dropped event leaves the client's watchers registered locally,
+     * armed again by a later registration of the path or a reconnection).
+     */
+    void trigger(EventType type, String path, long zxid, List<ACL> acl) {
+        boolean data = type != EventType.NodeChildrenChanged && armedData.remove(path);
+        boolean child = (type == EventType.NodeChildrenChanged || type == EventType.NodeDeleted) && armedChild.remove(path);
+        if (!data && !child || acl != null && !server.mayRead(session, acl)) {
+            return;
+        }
         Set<Watcher> targets = new LinkedHashSet<>();
         switch (type) {
             case NodeCreated, NodeDataChanged -> {
@@ -584,26 +606,31 @@ final class SimClient implements ZooKeeperOps {
 
     /** ZooKeeper's SetWatches on reconnection: an event for each watch whose node changed since the last reply. */
     private void resetWatches() {
+        armedData.clear();
+        armedData.addAll(dataWatches.keySet());
+        armedData.addAll(existWatches.keySet());
+        armedChild.clear();
+        armedChild.addAll(childWatches.keySet());
         for (String path : List.copyOf(dataWatches.keySet())) {
             Stat st = server.stat(path);
             if (st == null) {
-                trigger(EventType.NodeDeleted, path, server.zxid());
+                trigger(EventType.NodeDeleted, path, server.zxid(), null);
             } else if (st.getMzxid() > lastZxid) {
-                trigger(EventType.NodeDataChanged, path, st.getMzxid());
+                trigger(EventType.NodeDataChanged, path, st.getMzxid(), null);
             }
         }
         for (String path : List.copyOf(existWatches.keySet())) {
             Stat st = server.stat(path);
             if (st != null) {
-                trigger(EventType.NodeCreated, path, st.getCzxid());
+                trigger(EventType.NodeCreated, path, st.getCzxid(), null);
             }
         }
         for (String path : List.copyOf(childWatches.keySet())) {
             Stat st = server.stat(path);
             if (st == null) {
-                trigger(EventType.NodeDeleted, path, server.zxid());
+                trigger(EventType.NodeDeleted, path, server.zxid(), null);
             } else if (st.getPzxid() > lastZxid) {
-                trigger(EventType.NodeChildrenChanged, path, st.getPzxid());
+                trigger(EventType.NodeChildrenChanged, path, st.getPzxid(), null);
             }
         }
         lastZxid = server.zxid();

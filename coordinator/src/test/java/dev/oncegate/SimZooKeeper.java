@@ -6,7 +6,6 @@ import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.NavigableSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -41,17 +40,20 @@ import org.apache.zookeeper.proto.SetDataRequest;
  *       server refuses (NodeExists, BadVersion, NoAuth, a failed multi...) still takes its zxid,
  *       as ZooKeeper logs it as an error transaction. Opening and closing a session are
  *       transactions too. Reads take none.</li>
- *   <li>A create sets the parent's cversion (+1) and pzxid; a delete sets only the parent's
- *       pzxid. Sequential names append the parent's cversion as {@code %010d}.</li>
+ *   <li>A create or a delete sets the parent's pzxid. The parent keeps the number of children
+ *       ever created: sequential names append it as {@code %010d}, and clients see
+ *       {@code 2 * created - children} as its cversion (so a create or a delete moves it by one).</li>
  *   <li>Checks in ZooKeeper's order (PrepRequestProcessor / FinalRequestProcessor): create: ACL
  *       validity, parent exists, CREATE on the parent, node absent, parent not ephemeral; delete:
  *       parent exists, DELETE on the parent, node exists, version, no children; setData: node,
  *       WRITE, version; setACL: ACL validity, node, ADMIN, ACL version; check: node, READ,
  *       version; getData, getChildren and exists (of an existing node): READ; getACL: READ or
  *       ADMIN, digest ids shown as {@code user:x} without ADMIN.</li>
+ *   <li>A watch event reaches a session only if it may READ the node (the parent, for
+ *       NodeChildrenChanged); otherwise it is dropped with the server's watch.</li>
  *   <li>A multi is atomic: the failing op carries its code, the ops before it {@code OK}, the
  *       ops after it {@code RUNTIMEINCONSISTENCY}; a read-only multi answers op by op.</li>
- *   <li>Containers have ephemeralOwner {@link #CONTAINER_OWNER} and are reaped, when empty after
+ *   <li>Containers (ephemeralOwner 0 to clients) are reaped, when empty after
  *       having had a child, by {@link #reapContainers()} (ZooKeeper's ContainerManager).</li>
  * </ul>
  *
@@ -65,7 +67,7 @@ import org.apache.zookeeper.proto.SetDataRequest;
  */
 final class SimZooKeeper {
 
-    /** The ephemeralOwner ZooKeeper shows for a container node. */
+    /** The ephemeralOwner ZooKeeper keeps for a container node (its clients see 0). */
     static final long CONTAINER_OWNER = Long.MIN_VALUE;
 
     private static final long FIRST_SESSION_ID = 0x0100_0000_0000_0000L;
@@ -187,6 +189,15 @@ final class SimZooKeeper {
         }
         out.addAll(nodes.subMap(prefix, true, prefix + Character.MAX_VALUE, false).keySet());
         return out;
+    }
+
+    /**
+     * Whether session {@code id} may receive a watch event about a node with {@code acl}: ZooKeeper
+     * 3.9 drops the event (and the server-side watch with it) when the session cannot READ the node.
+     */
+    boolean mayRead(long id, List<ACL> acl) {
+        Session s = sessions.get(id);
+        return s != null && permitted(acl, Perms.READ, s.auth);
     }
 
     /** Whether session {@code id} is open at the server. */
@@ -419,8 +430,9 @@ final class SimZooKeeper {
             case ZooDefs.OpCode.create, ZooDefs.OpCode.createContainer, ZooDefs.OpCode.create2 -> {
                 CreateRequest r = (CreateRequest) op.toRequestRecord();
                 Created c = doCreate(t, s, r.getPath(), r.getData(), r.getAcl(), CreateMode.fromFlag(r.getFlags()));
-                return op.getType() == ZooDefs.OpCode.create2 ? new OpResult.CreateResult(c.path(), c.stat())
-                        : new OpResult.CreateResult(c.path());
+                // a plain create answers its path; create2 and createContainer answer the stat too
+                return op.getType() == ZooDefs.OpCode.create ? new OpResult.CreateResult(c.path())
+                        : new OpResult.CreateResult(c.path(), c.stat());
             }
             case ZooDefs.OpCode.delete -> {
                 DeleteRequest r = (DeleteRequest) op.toRequestRecord();
@@ -490,8 +502,8 @@ final class SimZooKeeper {
             s.ephemerals.add(actual);
             t.undo.add(() -> s.ephemerals.remove(actual));
         }
-        t.trigger(EventType.NodeCreated, actual);
-        t.trigger(EventType.NodeChildrenChanged, parentPath);
+        t.trigger(EventType.NodeCreated, actual, n.acl);
+        t.trigger(EventType.NodeChildrenChanged, parentPath, parent.acl);
         return new Created(actual, n.stat());
     }
 
@@ -522,8 +534,8 @@ final class SimZooKeeper {
         if (owner != null && owner.ephemerals.remove(n.path)) {
             t.undo.add(() -> owner.ephemerals.add(n.path));
         }
-        t.trigger(EventType.NodeDeleted, n.path);
-        t.trigger(EventType.NodeChildrenChanged, parent.path);
+        t.trigger(EventType.NodeDeleted, n.path, n.acl);
+        t.trigger(EventType.NodeChildrenChanged, parent.path, parent.acl);
     }
 
     private Stat doSetData(Txn t, Session s, String path, byte[] data, int version) throws KeeperException {
@@ -535,7 +547,7 @@ final class SimZooKeeper {
         n.version++;
         n.mzxid = t.zxid;
         n.mtime = t.time;
-        t.trigger(EventType.NodeDataChanged, path);
+        t.trigger(EventType.NodeDataChanged, path, n.acl);
         return n.stat();
     }
 
@@ -680,6 +692,7 @@ final class SimZooKeeper {
         long pzxid;
         long mtime;
         int version;
+        /** The number of children ever created (ZooKeeper's stored cversion, and the next sequence number). */
         int cversion;
         int aversion;
 
@@ -695,9 +708,14 @@ final class SimZooKeeper {
             this.ephemeralOwner = ephemeralOwner;
         }
 
+        /**
+         * The stat a client sees: ZooKeeper keeps the number of child creations and shows
+         * {@code 2 * creations - children} as cversion (DataNode.copyStat), and shows a
+         * container's owner as 0.
+         */
         Stat stat() {
-            return new Stat(czxid, mzxid, ctime, mtime, version, cversion, aversion, ephemeralOwner, data.length,
-                    children.size(), pzxid);
+            return new Stat(czxid, mzxid, ctime, mtime, version, cversion * 2 - children.size(), aversion,
+                    ephemeralOwner == CONTAINER_OWNER ? 0 : ephemeralOwner, data.length, children.size(), pzxid);
         }
 
         /** What restores this node's mutable state as it is now. */
@@ -738,12 +756,16 @@ final class SimZooKeeper {
         }
     }
 
+    /** A watch trigger: the event, and the ACL a watching session must READ through to receive it. */
+    private record Trigger(EventType type, String path, List<ACL> acl) {
+    }
+
     /** One transaction: its zxid and time, how to undo it, and the watch triggers it fires when it commits. */
     private final class Txn {
         final long zxid;
         final long time;
         final List<Runnable> undo = new ArrayList<>();
-        final List<Map.Entry<EventType, String>> triggers = new ArrayList<>();
+        final List<Trigger> triggers = new ArrayList<>();
 
         Txn(long zxid, long time) {
             this.zxid = zxid;
@@ -754,8 +776,8 @@ final class SimZooKeeper {
             undo.add(n.snapshot());
         }
 
-        void trigger(EventType type, String path) {
-            triggers.add(Map.entry(type, path));
+        void trigger(EventType type, String path, List<ACL> acl) {
+            triggers.add(new Trigger(type, path, acl));
         }
 
         void rollback() {
@@ -768,10 +790,10 @@ final class SimZooKeeper {
 
         /** Delivers the triggers to every connected client of a live session, in client order. */
         void fire() {
-            for (Map.Entry<EventType, String> e : triggers) {
+            for (Trigger e : triggers) {
                 for (SimClient c : clients) {
                     if (c.connected() && sessions.containsKey(c.currentSession())) {
-                        c.trigger(e.getKey(), e.getValue(), zxid);
+                        c.trigger(e.type(), e.path(), zxid, e.acl());
                     }
                 }
             }
