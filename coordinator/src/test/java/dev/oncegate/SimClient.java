@@ -681,9 +681,10 @@ final class SimClient implements ZooKeeperOps {
 
     // ---- session ----------------------------------------------------------------------------------
 
+    /** The session in use: 0 once the client learnt its session ended and until it has a new one (as Curator's new handle). */
     @Override
     public long sessionId() {
-        return session;
+        return sessionAbandoned ? 0 : session;
     }
 
     @Override

@@ -495,7 +495,9 @@ final class SimZooKeeper {
         t.save(parent);
         nodes.put(actual, n);
         t.undo.add(() -> nodes.remove(actual));
-        parent.children.add(actual.substring(actual.lastIndexOf('/') + 1));
+        String name = actual.substring(actual.lastIndexOf('/') + 1);
+        parent.children.add(name);
+        t.undo.add(() -> parent.children.remove(name));
         parent.cversion++;
         parent.pzxid = t.zxid;
         if (mode.isEphemeral()) {
@@ -528,7 +530,9 @@ final class SimZooKeeper {
         t.save(parent);
         nodes.remove(n.path);
         t.undo.add(() -> nodes.put(n.path, n));
-        parent.children.remove(n.path.substring(n.path.lastIndexOf('/') + 1));
+        String name = n.path.substring(n.path.lastIndexOf('/') + 1);
+        parent.children.remove(name);
+        t.undo.add(() -> parent.children.add(name));
         parent.pzxid = Math.max(parent.pzxid, t.zxid);
         Session owner = n.ephemeralOwner == 0 || n.ephemeralOwner == CONTAINER_OWNER ? null : sessions.get(n.ephemeralOwner);
         if (owner != null && owner.ephemerals.remove(n.path)) {
@@ -718,7 +722,7 @@ final class SimZooKeeper {
                     ephemeralOwner == CONTAINER_OWNER ? 0 : ephemeralOwner, data.length, children.size(), pzxid);
         }
 
-        /** What restores this node's mutable state as it is now. */
+        /** What restores this node's fields as they are now (its children are undone change by change). */
         Runnable snapshot() {
             byte[] d = data;
             List<ACL> a = acl;
@@ -728,7 +732,6 @@ final class SimZooKeeper {
             int v = version;
             int cv = cversion;
             int av = aversion;
-            List<String> c = List.copyOf(children);
             return () -> {
                 data = d;
                 acl = a;
@@ -738,8 +741,6 @@ final class SimZooKeeper {
                 version = v;
                 cversion = cv;
                 aversion = av;
-                children.clear();
-                children.addAll(c);
             };
         }
     }

@@ -45,11 +45,13 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>A seeded random script generator compares the two as well; its seed is printed, and
  * {@code -Doncegate.sim.conformance.seed=N} replays one; they run for about 3 s, or
- * {@code -Doncegate.sim.conformance.millis=M}.
+ * {@code -Doncegate.sim.conformance.millis=M}. {@code -Doncegate.sim.conformance.print=true} prints
+ * the server's transcripts (what ZooKeeper answered).
  */
 class SimZooKeeperConformanceTest {
 
     private static final String SEED_PROPERTY = "oncegate.sim.conformance.seed";
+    private static final String PRINT_PROPERTY = "oncegate.sim.conformance.print";
     private static final String BUDGET_PROPERTY = "oncegate.sim.conformance.millis";
     private static final Timing TIMING = new Timing();
     private static final AtomicInteger SCRIPTS = new AtomicInteger();
@@ -423,6 +425,9 @@ class SimZooKeeperConformanceTest {
         try (Run r = new Run(root, new ServerSide(zk.server()))) {
             script.run(r);
             real = r.out;
+        }
+        if (Boolean.getBoolean(PRINT_PROPERTY)) {
+            System.out.println("SimZooKeeperConformanceTest transcript of the server " + what + "\n" + String.join("\n", real));
         }
         assertThat(String.join("\n", model)).as("model vs server transcript %s", what).isEqualTo(String.join("\n", real));
     }
