@@ -7,12 +7,9 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.CuratorConnectionLossException;
-import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
-import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
@@ -80,17 +77,6 @@ final class DefaultAttempt implements Attempt {
      */
     private final Set<String> watched = ConcurrentHashMap.newKeySet();
     private final Watcher watcher = event -> signal();
-    private final LeaderLatchListener latchListener = new LeaderLatchListener() {
-        @Override
-        public void isLeader() {
-            latchSignal();
-        }
-
-        @Override
-        public void notLeader() {
-            latchSignal();
-        }
-    };
 
     // Event state, written by Curator threads, read by the owner under the monitor.
     private final Object monitor = new Object();
@@ -103,7 +89,7 @@ final class DefaultAttempt implements Attempt {
     // Owner-thread state.
     private Phase phase = Phase.CONTENDING;
     private Decision decision;
-    private LeaderLatch latch;
+    private ZooKeeperOps.ElectionMember latch;
     private int latchScope = -1;
     /** The scope whose election container is known to exist (created with the key, or seen), or -1. */
     private int latchKnownFor = -1;
@@ -173,10 +159,9 @@ final class DefaultAttempt implements Attempt {
      * first: their view may be old, and a CAS bound to fail is still a logged transaction.)
      */
     private Decision contend(Instant deadline, boolean waited) throws Exception {
-        if (!gate.client.blockUntilConnected((int) Math.min(Integer.MAX_VALUE, gate.connectTimeout.toMillis()),
-                TimeUnit.MILLISECONDS)) {
+        if (!gate.zk.awaitConnected(gate.connectTimeout)) {
             return new Decision.StopUnavailable(StopReason.ZOOKEEPER_UNREACHABLE, Evidence.of(gate.protocol.namespace(), -1,
-                    "no ZooKeeper connection within " + gate.connectTimeout.toMillis() + " ms (" + gate.client.getZookeeperClient().getCurrentConnectionString()
+                    "no ZooKeeper connection within " + gate.connectTimeout.toMillis() + " ms (" + gate.zk.connectString()
                             + "): check that the ensemble is up and reachable"));
         }
         ScopeProtocol.KeyRead read = protocol.readKey(key);
@@ -230,7 +215,7 @@ final class DefaultAttempt implements Attempt {
             boolean joined = latch != null && latchScope == n;
             // Read before the scope: the lease CAS checks this node, which binds the CAS to the
             // incarnation of the scope that the read below sees (a recreated scope has no such node).
-            String ourNode = joined ? latch.getOurPath() : null;
+            String ourNode = joined ? latch.ourPath() : null;
             AuthorizationView authorization;
             long latchNews = latchEventCount() - readAtLatchEvents;
             boolean onlyElectionNews = latchNews > 0 && seenEvents - readAtEvents == latchNews;
@@ -270,7 +255,7 @@ final class DefaultAttempt implements Attempt {
                 watched.add(scopePath);
             }
             Instant now = gate.clock.instant();
-            boolean connected = gate.client.getZookeeperClient().isConnected();
+            boolean connected = gate.zk.connected();
             seen = seen.observe(view, joined && connected && ourNode == null, now);
             ContentionRules.Situation situation = new ContentionRules.Situation(view, authorization,
                     new ContentionRules.Election(joined, joined && latch.hasLeadership(), ourNode), seen, null,
@@ -361,7 +346,7 @@ final class DefaultAttempt implements Attempt {
      * version))}. Returns the proceed (or a rollback stop), or null when the CAS lost.
      */
     private Decision takeLease(String takeoverCause, String electionNode) throws Exception {
-        long session = gate.client.getZookeeperClient().getZooKeeper().getSessionId();
+        long session = gate.zk.sessionId();
         KeyHistory.Lease previous = view.data().lease();
         KeyHistory.Takeover takeover = takeoverCause == null ? null
                 : new KeyHistory.Takeover(takeoverCause, previous == null ? null : previous.holder());
@@ -371,7 +356,7 @@ final class DefaultAttempt implements Attempt {
         ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, view.version(), leased, electionNode);
         if (!write.written()) {
             if (write.refusal() == ScopeProtocol.LeaseRefusal.ELECTION_NODE_GONE && latch != null
-                    && electionNode.equals(latch.getOurPath())) {
+                    && electionNode.equals(latch.ourPath())) {
                 // Deleted under a latch that does not know (an admin; the latch watches only its predecessor):
                 // join again with a new node, instead of sending the same refused CAS in a loop.
                 LOG.warn("this contender's election node {} is gone; joining the election again", electionNode);
@@ -434,10 +419,8 @@ final class DefaultAttempt implements Attempt {
             protocol.createElectionContainer(latchPath);
             latchKnownFor = n;
         }
-        latch = new LeaderLatch(gate.client, latchPath, attemptId, LeaderLatch.CloseMode.SILENT);
-        latch.addListener(latchListener);
+        latch = gate.zk.joinElection(latchPath, attemptId, this::latchSignal);
         latchScope = n;
-        latch.start();
     }
 
     // ---- checkpoints: PROCEEDING → PROCEEDING | STOPPED ---------------------------------------
@@ -525,7 +508,7 @@ final class DefaultAttempt implements Attempt {
         Objects.requireNonNull(action, "action");
         requirePhase(Phase.PROCEEDING, "cross");
         Decision.Stop stop = connectionStop();
-        if (stop == null && (gate.isClosed() || gate.client.getState() != CuratorFrameworkState.STARTED)) {
+        if (stop == null && (gate.isClosed() || !gate.zk.started())) {
             stop = new Decision.StopUnavailable(StopReason.CONNECTION_LOST, Evidence.of(scopePath, view.scope(),
                     "the gate or its ZooKeeper client was closed before arming; nothing was armed"));
         }
@@ -572,7 +555,7 @@ final class DefaultAttempt implements Attempt {
 
     /** How long the arming write may wait for its reply: well past the session timeout. */
     private Duration armReplyBound() throws Exception {
-        int session = gate.client.getZookeeperClient().getZooKeeper().getSessionTimeout();
+        int session = gate.zk.sessionTimeoutMs();
         return Duration.ofMillis(Math.max(10_000L, 2L * session + gate.connectTimeout.toMillis()));
     }
 
@@ -694,7 +677,7 @@ final class DefaultAttempt implements Attempt {
         }
         long session;
         try {
-            session = gate.client.getZookeeperClient().getZooKeeper().getSessionId();
+            session = gate.zk.sessionId();
         } catch (Exception e) {
             session = 0;
         }
@@ -703,7 +686,7 @@ final class DefaultAttempt implements Attempt {
                     "the ZooKeeper session this executor leased in (0x" + Long.toHexString(leaseSession)
                             + ") was lost; its lease may be taken over; enter again"));
         }
-        if (!gate.client.getZookeeperClient().isConnected()) {
+        if (!gate.zk.connected()) {
             return new Decision.StopUnavailable(StopReason.CONNECTION_LOST, Evidence.of(scopePath, view.scope(),
                     "not connected to ZooKeeper: the lease cannot be revalidated"));
         }
@@ -865,18 +848,17 @@ final class DefaultAttempt implements Attempt {
     }
 
     /**
-     * Leaves the election ({@link Elections#leave}); {@code withEveryone} when every contender of the
+     * Leaves the election ({@link ZooKeeperOps.ElectionMember#leave}); {@code withEveryone} when every contender of the
      * scope leaves at about the same moment (it was consumed), so a waiter leaves in its turn.
      */
     private void closeLatch(boolean withEveryone) {
         if (latch == null) {
             return;
         }
-        LeaderLatch closing = latch;
+        ZooKeeperOps.ElectionMember closing = latch;
         latch = null;
         latchScope = -1;
-        closing.removeListener(latchListener);
-        gate.elections.leave(closing, withEveryone);
+        closing.leave(withEveryone);
     }
 
     // ---- events (Curator threads) --------------------------------------------------------------
@@ -962,7 +944,7 @@ final class DefaultAttempt implements Attempt {
         synchronized (monitor) {
             long remaining = Math.min(cap, Duration.between(gate.clock.instant(), until).toMillis());
             if (events == seen && remaining > 0) {
-                monitor.wait(remaining);
+                gate.zk.await(monitor, remaining);
             }
         }
     }

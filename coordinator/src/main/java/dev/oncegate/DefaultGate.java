@@ -8,10 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.api.UnhandledErrorListener;
 import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,8 +16,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The gate: configuration shared by its attempts, the namespace's state (genesis, ACLs,
  * rollback witness: {@link NamespaceState}), its {@link Operator}, and one connection-state
- * listener and one unhandled-error listener on the caller's client, which fan out to the live
- * attempts (they only wake the attempts' owner threads).
+ * listener and one unhandled-error listener on the client ({@link ZooKeeperOps#listen}), which fan out
+ * to the live attempts (they only wake the attempts' owner threads).
  *
  * <p>Thread-safe: the set of live attempts is concurrent; the namespace state is thread-safe.
  */
@@ -28,7 +25,7 @@ final class DefaultGate implements Gate {
 
     private static final Logger LOG = LoggerFactory.getLogger(DefaultGate.class);
 
-    final CuratorFramework client;
+    final ZooKeeperOps zk;
     final NamespaceState ns;
     final ScopeProtocol protocol;
     final GateMetrics metrics;
@@ -38,32 +35,26 @@ final class DefaultGate implements Gate {
     final String taskId;
     final String host;
     final long pid;
-    /** How attempts leave their elections: off their callers' paths, one thread for the gate. */
-    final Elections elections;
 
     private final Operator operator;
     private final Set<DefaultAttempt> live = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final ConnectionStateListener connectionListener = this::onConnectionState;
-    private final UnhandledErrorListener errorListener = this::onUnhandledError;
 
-    DefaultGate(CuratorFramework client, String namespace, MeterRegistry registry, Clock clock, Duration leaseTtl,
+    DefaultGate(ZooKeeperOps zk, String namespace, MeterRegistry registry, Clock clock, Duration leaseTtl,
                 Duration connectTimeout, String taskId, String host, long pid, boolean initializeNamespace,
                 ZxidMarks marks) {
-        this.client = client;
+        this.zk = zk;
         this.clock = clock;
         this.leaseTtl = leaseTtl;
         this.connectTimeout = connectTimeout;
         this.taskId = taskId;
         this.host = host;
         this.pid = pid;
-        this.elections = new Elections(taskId);
-        this.ns = new NamespaceState(client, namespace, clock, marks, initializeNamespace);
+        this.ns = new NamespaceState(zk, namespace, clock, marks, initializeNamespace);
         this.protocol = ns.protocol;
         this.operator = new DefaultOperator(ns, host);
-        this.metrics = new GateMetrics(registry, namespace, () -> client.getZookeeperClient().isConnected());
-        client.getConnectionStateListenable().addListener(connectionListener);
-        client.getUnhandledErrorListenable().addListener(errorListener);
+        this.metrics = new GateMetrics(registry, namespace, zk::connected);
+        zk.listen(this::onConnectionState, this::onUnhandledError);
     }
 
     @Override
@@ -120,15 +111,13 @@ final class DefaultGate implements Gate {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            client.getConnectionStateListenable().removeListener(connectionListener);
-            client.getUnhandledErrorListenable().removeListener(errorListener);
-            elections.closeAll();
+            zk.close();
             metrics.close();
             ns.flushMarks();
         }
     }
 
-    private void onConnectionState(CuratorFramework c, ConnectionState state) {
+    private void onConnectionState(ConnectionState state) {
         metrics.connectionState(state);
         try (LogContext ignored = LogContext.ofTask(taskId)) {
             if (state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {

@@ -9,7 +9,6 @@ import java.util.TreeSet;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 
-import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
@@ -64,12 +63,11 @@ final class DefaultOperator implements Operator {
 
     /** The whole story of one key, never throwing for a record it cannot read. */
     private KeyHistory read(String key) throws Exception {
-        CuratorFramework client = ns.client;
         String keyPath = Layout.keyPath(ns.namespace, key);
         Stat keyStat = new Stat();
         byte[] keyData;
         try {
-            keyData = client.getData().storingStatIn(keyStat).forPath(keyPath);
+            keyData = ns.zk.getData(keyPath, keyStat, null);
         } catch (KeeperException.NoNodeException e) {
             return new KeyHistory(key, keyPath, false, null, List.of(), List.of(), List.of(),
                     "No contender has entered this key: a new attempt would create it and proceed as the executor of scope 0.",
@@ -80,7 +78,7 @@ final class DefaultOperator implements Operator {
         KeyHistory.KeyRecord record = decodeOrNote(Records::decodeKey, keyPath, keyData, unreadable);
         TreeSet<Integer> numbers = new TreeSet<>();
         boolean authorizationsZnode = false;
-        for (String child : client.getChildren().forPath(keyPath)) {
+        for (String child : ns.zk.getChildren(keyPath, null)) {
             int n = Layout.scopeNumber(child);
             if (n >= 0) {
                 numbers.add(n);
@@ -151,14 +149,13 @@ final class DefaultOperator implements Operator {
 
     /** One scope, znode by znode, so that each unreadable record is reported beside the rest. */
     private ScopeStory readScope(String keyPath, int n, List<KeyHistory.Unreadable> unreadable) throws Exception {
-        CuratorFramework client = ns.client;
         String scopePath = Layout.scope(keyPath, n);
         int problems = unreadable.size();
         Stat stat = new Stat();
-        byte[] data = client.getData().storingStatIn(stat).forPath(scopePath);
+        byte[] data = ns.zk.getData(scopePath, stat, null);
         ns.observed(stat.getMzxid());
         Records.Scope scope = decodeOrNote(Records::decodeScope, scopePath, data, unreadable);
-        List<String> children = client.getChildren().forPath(scopePath);
+        List<String> children = ns.zk.getChildren(scopePath, null);
         for (String child : children) {
             if (!child.startsWith(Layout.ARMED) && !child.equals(Layout.OUTCOME) && !child.equals(Layout.LATCH)) {
                 unreadable.add(new KeyHistory.Unreadable(scopePath + "/" + child, new byte[0],
@@ -194,7 +191,7 @@ final class DefaultOperator implements Operator {
         Stat reconciliationStat = new Stat();
         byte[] reconciliationBytes = null;
         try {
-            reconciliationBytes = client.getData().storingStatIn(reconciliationStat).forPath(reconciliationPath);
+            reconciliationBytes = ns.zk.getData(reconciliationPath, reconciliationStat, null);
         } catch (KeeperException.NoNodeException none) {
             // the usual case
         }
@@ -231,7 +228,7 @@ final class DefaultOperator implements Operator {
     private List<AuthorizationRecord> readAuthorizations(String keyPath, List<KeyHistory.Unreadable> unreadable)
             throws Exception {
         String authPath = Layout.authorizations(keyPath);
-        List<String> names = new ArrayList<>(ns.client.getChildren().forPath(authPath));
+        List<String> names = new ArrayList<>(ns.zk.getChildren(authPath, null));
         names.sort(null);
         List<AuthorizationRecord> out = new ArrayList<>();
         for (String name : names) {
@@ -243,7 +240,7 @@ final class DefaultOperator implements Operator {
             Stat stat = new Stat();
             byte[] data;
             try {
-                data = ns.client.getData().storingStatIn(stat).forPath(path);
+                data = ns.zk.getData(path, stat, null);
             } catch (KeeperException.NoNodeException gone) {
                 continue; // removed meanwhile
             }
@@ -374,7 +371,7 @@ final class DefaultOperator implements Operator {
     /** The bytes of {@code path} (its stat into {@code stat} when given); null when it does not exist. */
     private byte[] bytesOrNull(String path, Stat stat) throws Exception {
         try {
-            return stat == null ? ns.client.getData().forPath(path) : ns.client.getData().storingStatIn(stat).forPath(path);
+            return stat == null ? ns.zk.getData(path, null, null) : ns.zk.getData(path, stat, null);
         } catch (KeeperException.NoNodeException e) {
             return null;
         }
@@ -448,7 +445,7 @@ final class DefaultOperator implements Operator {
 
     private List<String> sortedChildren(String path) throws Exception {
         try {
-            List<String> names = new ArrayList<>(ns.client.getChildren().forPath(path));
+            List<String> names = new ArrayList<>(ns.zk.getChildren(path, null));
             names.sort(null);
             return names;
         } catch (KeeperException.NoNodeException e) {
@@ -665,7 +662,7 @@ final class DefaultOperator implements Operator {
 
     /** Adds {@code path}'s subtree to {@code out}, children first; false when a latch container holds election nodes. */
     private boolean collect(String path, List<String> out) throws Exception {
-        List<String> children = ns.client.getChildren().forPath(path);
+        List<String> children = ns.zk.getChildren(path, null);
         if (path.endsWith("/" + Layout.LATCH) && !children.isEmpty()) {
             return false; // an election under way
         }
@@ -723,7 +720,7 @@ final class DefaultOperator implements Operator {
                 }
                 stale[0] = 0;
                 examples.clear();
-                AclWalk.walk(ns.client, ns.namespace, acls, genesisPath::equals, true, new AclWalk.Visitor() {
+                AclWalk.walk(ns.curator(), ns.namespace, acls, genesisPath::equals, true, new AclWalk.Visitor() {
                     @Override
                     public void differs(String path, List<ACL> actual, Stat stat, List<ACL> expected) {
                         changed[0]++;
@@ -739,8 +736,8 @@ final class DefaultOperator implements Operator {
                     }
                 });
             } while (stale[0] > 0);
-            if (!Acls.same(ns.client.getACL().forPath(genesisPath), acls.forKind(Layout.Kind.GENESIS))) {
-                ns.client.setACL().withACL(acls.forKind(Layout.Kind.GENESIS)).forPath(genesisPath);
+            if (!Acls.same(ns.zk.getAcl(genesisPath, null), acls.forKind(Layout.Kind.GENESIS))) {
+                ns.zk.setAcl(genesisPath, acls.forKind(Layout.Kind.GENESIS), -1);
                 changed[0]++;
                 each.accept(genesisPath);
             }
@@ -759,14 +756,14 @@ final class DefaultOperator implements Operator {
      */
     private int nameRoles(String genesisPath, Genesis.Roles roles) throws Exception {
         Stat stat = new Stat();
-        Genesis genesis = Records.decodeGenesis(genesisPath, ns.client.getData().storingStatIn(stat).forPath(genesisPath));
+        Genesis genesis = Records.decodeGenesis(genesisPath, ns.zk.getData(genesisPath, stat, null));
         Decision.StopUnavailable replaced = ns.checkGenesis(java.util.Optional.of(genesis));
         if (replaced != null) {
             throw new StopException(replaced);
         }
         try {
-            return ns.client.setData().withVersion(stat.getVersion())
-                    .forPath(genesisPath, Records.genesis(new Genesis(genesis.id(), genesis.created(), roles))).getVersion();
+            return ns.zk.setData(genesisPath, Records.genesis(new Genesis(genesis.id(), genesis.created(), roles)),
+                    stat.getVersion()).getVersion();
         } catch (KeeperException.BadVersionException e) {
             throw new OncegateException("could not apply the role ACLs: " + genesisPath + " changed while it was being"
                     + " rewritten (another `oncegate acl` at the same time?): nothing was changed; run it again", e);
@@ -781,7 +778,7 @@ final class DefaultOperator implements Operator {
 
     /** Who an operator command is, for the records it writes. */
     private Actor actor() throws Exception {
-        long session = ns.client.getZookeeperClient().getZooKeeper().getSessionId();
+        long session = ns.zk.sessionId();
         return new Actor("oncegate", host, ProcessHandle.current().pid(), Long.toHexString(session), Records.newAttemptId());
     }
 

@@ -256,13 +256,14 @@ public interface Gate extends AutoCloseable {
             }
             String h = host != null ? host : BuilderChecks.localHost();
             long pid = ProcessHandle.current().pid();
-            return new DefaultGate(client,
+            String task = taskId != null ? taskId : h + ":" + pid;
+            return new DefaultGate(new CuratorOps(client, task),
                     namespace != null ? namespace : DEFAULT_NAMESPACE,
                     registry != null ? registry : new CompositeMeterRegistry(),
                     clock != null ? clock : Clock.systemUTC(),
                     leaseTtl != null ? leaseTtl : Duration.ofSeconds(30),
                     connectTimeout != null ? connectTimeout : Duration.ofSeconds(15),
-                    taskId != null ? taskId : h + ":" + pid, h, pid,
+                    task, h, pid,
                     Boolean.TRUE.equals(initializeNamespace), zxidMarks != null ? zxidMarks : ZxidMarks.inMemory());
         }
     }

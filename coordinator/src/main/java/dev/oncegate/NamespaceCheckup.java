@@ -116,7 +116,7 @@ final class NamespaceCheckup {
     private static Checkup.AclSweep sweep(NamespaceState ns, Acls acls) throws Exception {
         long[] counts = {0, 0}; // differing, world-writable
         List<String> examples = new ArrayList<>();
-        long walked = AclWalk.walk(ns.client, ns.namespace, acls, path -> false, false, new AclWalk.Visitor() {
+        long walked = AclWalk.walk(ns.curator(), ns.namespace, acls, path -> false, false, new AclWalk.Visitor() {
             @Override
             public void differs(String path, List<ACL> actual, Stat stat, List<ACL> expected) {
                 boolean open = Acls.worldWritable(actual);

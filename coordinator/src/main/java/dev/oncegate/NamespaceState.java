@@ -34,7 +34,7 @@ final class NamespaceState {
     /** "ACLs are off" is said once per process, not once per gate. */
     private static final AtomicBoolean SAID_ACLS_OFF = new AtomicBoolean();
 
-    final CuratorFramework client;
+    final ZooKeeperOps zk;
     final String namespace;
     final Clock clock;
     final ScopeProtocol protocol;
@@ -54,12 +54,29 @@ final class NamespaceState {
     }
 
     NamespaceState(CuratorFramework client, String namespace, Clock clock, ZxidMarks marks, boolean initialize) {
-        this.client = client;
+        this(new CuratorOps(client, "operator"), namespace, clock, marks, initialize);
+    }
+
+    NamespaceState(ZooKeeperOps zk, String namespace, Clock clock, ZxidMarks marks, boolean initialize) {
+        this.zk = zk;
         this.namespace = namespace;
         this.clock = clock;
         this.marks = marks;
         this.initialize = initialize;
-        this.protocol = new ScopeProtocol(client, namespace, clock, this::observed, this::acls, this::sawGenesis);
+        this.protocol = new ScopeProtocol(zk, namespace, clock, this::observed, this::acls, this::sawGenesis);
+    }
+
+    /**
+     * The Curator client under {@link #zk}, for the ACL walk (its reads run in Curator's background
+     * and are not part of the simulated protocol).
+     *
+     * @throws UnsupportedOperationException when the namespace is not on a Curator client (a simulation)
+     */
+    CuratorFramework curator() {
+        if (zk instanceof CuratorOps curator) {
+            return curator.client();
+        }
+        throw new UnsupportedOperationException("the ACL walk needs a Curator client; this namespace runs on " + zk);
     }
 
     /**

@@ -5,29 +5,19 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongConsumer;
 import java.util.function.ObjIntConsumer;
 import java.util.function.Supplier;
 
-import org.apache.curator.RetryLoop;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.api.BackgroundCallback;
-import org.apache.curator.framework.api.transaction.CuratorOp;
-import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
 
@@ -74,7 +64,7 @@ import org.apache.zookeeper.data.Stat;
  */
 final class ScopeProtocol {
 
-    private final CuratorFramework client;
+    private final ZooKeeperOps zk;
     private final String namespace;
     private final Clock clock;
     private final LongConsumer zxids;
@@ -86,9 +76,14 @@ final class ScopeProtocol {
     private record DecodedGenesis(byte[] data, Genesis genesis) {
     }
 
-    /** A protocol that tells nobody of the genesis versions it reads (initialisation, tests). */
+    /** A protocol on a Curator client that tells nobody of the genesis versions it reads (initialisation, tests). */
     ScopeProtocol(CuratorFramework client, String namespace, Clock clock, LongConsumer zxids, Supplier<Acls> acls) {
-        this(client, namespace, clock, zxids, acls, (genesis, version) -> { });
+        this(new CuratorOps(client, "protocol"), namespace, clock, zxids, acls);
+    }
+
+    /** A protocol that tells nobody of the genesis versions it reads (initialisation, tests). */
+    ScopeProtocol(ZooKeeperOps zk, String namespace, Clock clock, LongConsumer zxids, Supplier<Acls> acls) {
+        this(zk, namespace, clock, zxids, acls, (genesis, version) -> { });
     }
 
     /**
@@ -99,9 +94,9 @@ final class ScopeProtocol {
      * @param genesisSeen told every genesis a read returns, with its data version (its roles epoch), so
      *                    that {@code acls} can follow the roles the genesis names now
      */
-    ScopeProtocol(CuratorFramework client, String namespace, Clock clock, LongConsumer zxids, Supplier<Acls> acls,
+    ScopeProtocol(ZooKeeperOps zk, String namespace, Clock clock, LongConsumer zxids, Supplier<Acls> acls,
                   ObjIntConsumer<Genesis> genesisSeen) {
-        this.client = client;
+        this.zk = zk;
         this.namespace = namespace;
         this.clock = clock;
         this.zxids = zxids;
@@ -151,7 +146,7 @@ final class ScopeProtocol {
         String path = Layout.genesis(namespace);
         try {
             Stat stat = new Stat();
-            Genesis genesis = Records.decodeGenesis(path, client.getData().storingStatIn(stat).forPath(path));
+            Genesis genesis = Records.decodeGenesis(path, zk.getData(path, stat, null));
             sawGenesis(genesis, stat);
             return Optional.of(genesis);
         } catch (KeeperException.NoNodeException e) {
@@ -161,7 +156,7 @@ final class ScopeProtocol {
 
     /** {@code exists NS/genesis/ID}: whether the genesis carries its id as a path (namespaces from before 0.2 do not). */
     boolean genesisMarkerExists(String genesisId) throws Exception {
-        return client.checkExists().forPath(Layout.genesisMarker(namespace, genesisId)) != null;
+        return zk.exists(Layout.genesisMarker(namespace, genesisId), null) != null;
     }
 
     /**
@@ -179,20 +174,18 @@ final class ScopeProtocol {
         Genesis genesis = new Genesis(java.util.UUID.randomUUID().toString(), clock.instant(), roles);
         Acls own = Acls.of(roles);
         String path = Layout.genesis(namespace);
-        if (client.checkExists().forPath(namespace) == null) {
+        if (zk.exists(namespace, null) == null) {
             try {
-                client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT)
-                        .withACL(own.forKind(Layout.Kind.NAMESPACE), false).forPath(namespace);
+                zk.create(namespace, null, CreateMode.PERSISTENT, own.forKind(Layout.Kind.NAMESPACE), null, true);
             } catch (KeeperException.NodeExistsException raced) {
                 // created concurrently
             }
         }
         try {
-            client.transaction().forOperations(
-                    client.transactionOp().create().withMode(CreateMode.PERSISTENT)
-                            .withACL(own.forKind(Layout.Kind.GENESIS)).forPath(path, Records.genesis(genesis)),
-                    client.transactionOp().create().withMode(CreateMode.PERSISTENT)
-                            .withACL(own.forKind(Layout.Kind.GENESIS)).forPath(Layout.genesisMarker(namespace, genesis.id()), new byte[0]));
+            zk.multi(List.of(
+                    zk.opCreate(path, Records.genesis(genesis), CreateMode.PERSISTENT, own.forKind(Layout.Kind.GENESIS)),
+                    zk.opCreate(Layout.genesisMarker(namespace, genesis.id()), new byte[0], CreateMode.PERSISTENT,
+                            own.forKind(Layout.Kind.GENESIS))));
         } catch (KeeperException.NodeExistsException e) {
             // Another init won the race (or our own create was applied before a lost reply).
             Genesis winner = readGenesis().orElseThrow(() -> e);
@@ -211,11 +204,11 @@ final class ScopeProtocol {
     }
 
     private void createIfAbsent(String path, List<ACL> acl) throws Exception {
-        if (client.checkExists().forPath(path) != null) {
+        if (zk.exists(path, null) != null) {
             return;
         }
         try {
-            client.create().withMode(CreateMode.PERSISTENT).withACL(acl).forPath(path, new byte[0]);
+            zk.create(path, new byte[0], CreateMode.PERSISTENT, acl, null, false);
         } catch (KeeperException.NodeExistsException present) {
             // created concurrently
         }
@@ -280,32 +273,27 @@ final class ScopeProtocol {
         for (int tries = 0; ; tries++) {
             Instant now = clock.instant();
             byte[] scope0 = Records.scope(new Records.Scope("initial", now, null, false, false));
-            List<CuratorOp> ops = new ArrayList<>();
-            ops.add(client.transactionOp().check().withVersion(0).forPath(Layout.genesisMarker(namespace, genesisId)));
-            ops.add(client.transactionOp().check().withVersion(roles.epoch()).forPath(Layout.genesis(namespace)));
+            List<Op> ops = new ArrayList<>();
+            ops.add(zk.opCheck(Layout.genesisMarker(namespace, genesisId), 0));
+            ops.add(zk.opCheck(Layout.genesis(namespace), roles.epoch()));
             int b1 = -1;
             int b2 = -1;
             if (!have1) {
                 b1 = ops.size();
-                ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(roles.forKind(Layout.Kind.KEYS))
-                        .forPath(bucket1, new byte[0]));
+                ops.add(zk.opCreate(bucket1, new byte[0], CreateMode.PERSISTENT, roles.forKind(Layout.Kind.KEYS)));
             }
             if (!have2) {
                 b2 = ops.size();
-                ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(roles.forKind(Layout.Kind.KEYS))
-                        .forPath(bucket2, new byte[0]));
+                ops.add(zk.opCreate(bucket2, new byte[0], CreateMode.PERSISTENT, roles.forKind(Layout.Kind.KEYS)));
             }
             int keyOp = ops.size();
-            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(roles.forKind(Layout.Kind.KEY))
-                    .forPath(keyPath, Records.key(key, now)));
-            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(roles.forKind(Layout.Kind.AUTHORIZATIONS))
-                    .forPath(Layout.authorizations(keyPath), new byte[0]));
-            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(roles.forKind(Layout.Kind.SCOPE))
-                    .forPath(Layout.scope(keyPath, 0), scope0));
-            ops.add(client.transactionOp().create().withMode(CreateMode.CONTAINER).withACL(roles.forKind(Layout.Kind.LATCH))
-                    .forPath(Layout.latch(Layout.scope(keyPath, 0)), new byte[0]));
+            ops.add(zk.opCreate(keyPath, Records.key(key, now), CreateMode.PERSISTENT, roles.forKind(Layout.Kind.KEY)));
+            ops.add(zk.opCreate(Layout.authorizations(keyPath), new byte[0], CreateMode.PERSISTENT, roles.forKind(Layout.Kind.AUTHORIZATIONS)));
+            ops.add(zk.opCreate(Layout.scope(keyPath, 0), scope0, CreateMode.PERSISTENT, roles.forKind(Layout.Kind.SCOPE)));
+            ops.add(zk.opCreate(Layout.latch(Layout.scope(keyPath, 0)), new byte[0], CreateMode.CONTAINER,
+                    roles.forKind(Layout.Kind.LATCH)));
             try {
-                saw(results(client.transaction().forOperations(ops)));
+                saw(results(zk.multi(ops)));
                 return KeyCreation.CREATED;
             } catch (KeeperException e) {
                 int failed = failedOp(e);
@@ -353,7 +341,7 @@ final class ScopeProtocol {
         Stat stat = new Stat();
         Genesis genesis;
         try {
-            genesis = decodeGenesis(path, client.getData().storingStatIn(stat).forPath(path));
+            genesis = decodeGenesis(path, zk.getData(path, stat, null));
         } catch (KeeperException.NoNodeException e) {
             throw namespaceReplaced(genesisId, "creating key " + key.key());
         }
@@ -508,8 +496,8 @@ final class ScopeProtocol {
     ScopeRead readScope(String keyPath, int n, Watcher watcher) throws Exception {
         String scopePath = Layout.scope(keyPath, n);
         try {
-            client.getData().usingWatcher(watcher).forPath(scopePath);
-            client.getChildren().usingWatcher(watcher).forPath(scopePath);
+            zk.getData(scopePath, null, watcher);
+            zk.getChildren(scopePath, watcher);
         } catch (KeeperException.NoNodeException e) {
             throw missingScope(keyPath, n, latestScope(keyPath));
         }
@@ -529,7 +517,7 @@ final class ScopeProtocol {
     private List<Op> scopeOps(String keyPath, int n) {
         String scopePath = Layout.scope(keyPath, n);
         return List.of(getDataOp(Layout.outcome(scopePath)), getDataOp(Layout.legacyOutcome(scopePath)),
-                getDataOp(scopePath), Op.getChildren(ZKPaths.fixForNamespace(client.getNamespace(), scopePath)),
+                getDataOp(scopePath), zk.opGetChildren(scopePath),
                 getDataOp(Layout.armed(scopePath)), getDataOp(Layout.authorization(keyPath, n)),
                 getDataOp(Layout.reconciliation(keyPath, n)));
     }
@@ -595,7 +583,7 @@ final class ScopeProtocol {
     /** {@code getData} of an armed record the scope lists (it is never removed, so a missing one is unreadable). */
     private Records.ArmedData readArmed(String armedPath, Stat stat) throws Exception {
         try {
-            Records.ArmedData armed = Records.decodeArmed(armedPath, client.getData().storingStatIn(stat).forPath(armedPath));
+            Records.ArmedData armed = Records.decodeArmed(armedPath, zk.getData(armedPath, stat, null));
             saw(stat);
             return armed;
         } catch (KeeperException.NoNodeException e) {
@@ -648,11 +636,11 @@ final class ScopeProtocol {
      */
     String authorizationsWeakness(String keyPath) throws Exception {
         Acls roles = acls.get();
-        return roles.on() ? roles.authorizationsWeakness(client.getACL().forPath(Layout.authorizations(keyPath))) : null;
+        return roles.on() ? roles.authorizationsWeakness(zk.getAcl(Layout.authorizations(keyPath), null)) : null;
     }
 
     private Op getDataOp(String path) {
-        return Op.getData(ZKPaths.fixForNamespace(client.getNamespace(), path));
+        return zk.opGetData(path);
     }
 
     /**
@@ -660,8 +648,7 @@ final class ScopeProtocol {
      * each op on its own), retried by Curator's retry policy like any other read.
      */
     private List<OpResult> multiRead(List<Op> ops) throws Exception {
-        return RetryLoop.callWithRetry(client.getZookeeperClient(),
-                () -> client.getZookeeperClient().getZooKeeper().multi(ops));
+        return zk.multi(ops);
     }
 
     /** A read-only multi's getData result, or null for NoNode; any other error is thrown, naming the path. */
@@ -691,7 +678,7 @@ final class ScopeProtocol {
     /** {@code getChildren KEY}: the highest scope number (the key's current scope). */
     int latestScope(String keyPath) throws Exception {
         int latest = -1;
-        for (String child : client.getChildren().forPath(keyPath)) {
+        for (String child : zk.getChildren(keyPath, null)) {
             latest = Math.max(latest, Layout.scopeNumber(child));
         }
         if (latest < 0) {
@@ -709,7 +696,7 @@ final class ScopeProtocol {
         Stat stat = new Stat();
         byte[] data;
         try {
-            data = client.getData().storingStatIn(stat).forPath(path);
+            data = zk.getData(path, stat, null);
         } catch (KeeperException.NoNodeException e) {
             return AuthorizationView.absent(path, n);
         }
@@ -748,19 +735,9 @@ final class ScopeProtocol {
      * @param watcher the attempt's own watcher
      * @param shared  whether another attempt of the gate may watch {@code path}
      */
-    void forgetWatches(String path, Watcher watcher, boolean shared) throws Exception {
-        BackgroundCallback logged = (c, event) -> {
-            if (event.getResultCode() != KeeperException.Code.OK.intValue()
-                    && event.getResultCode() != KeeperException.Code.NOWATCHER.intValue()) {
-                org.slf4j.LoggerFactory.getLogger(ScopeProtocol.class).debug(
-                        "could not remove the watches on {}: {}", path, KeeperException.Code.get(event.getResultCode()));
-            }
-        };
-        if (shared || Layout.kind(namespace, path) == Layout.Kind.ELECTION_NODE) {
-            client.watchers().remove(watcher).ofType(Watcher.WatcherType.Any).quietly().inBackground(logged).forPath(path);
-        } else {
-            client.watchers().removeAll().ofType(Watcher.WatcherType.Any).quietly().inBackground(logged).forPath(path);
-        }
+    void forgetWatches(String path, Watcher watcher, boolean shared) {
+        boolean onlyOurs = shared || Layout.kind(namespace, path) == Layout.Kind.ELECTION_NODE;
+        zk.removeWatches(path, onlyOurs ? watcher : null);
     }
 
     /**
@@ -770,7 +747,7 @@ final class ScopeProtocol {
      */
     void createElectionContainer(String latchPath) throws Exception {
         try {
-            client.create().withMode(CreateMode.CONTAINER).withACL(acl(Layout.Kind.LATCH)).forPath(latchPath);
+            zk.create(latchPath, null, CreateMode.CONTAINER, acl(Layout.Kind.LATCH), null, false);
         } catch (KeeperException.NodeExistsException present) {
             // the election is under way
         }
@@ -781,8 +758,8 @@ final class ScopeProtocol {
      * when a watcher is given (it fires when the holder leaves).
      */
     boolean latchNodeExists(String latchNode, Watcher watcher) throws Exception {
-        return (watcher == null ? client.checkExists().forPath(latchNode)
-                : client.checkExists().usingWatcher(watcher).forPath(latchNode)) != null;
+        return (watcher == null ? zk.exists(latchNode, null)
+                : zk.exists(latchNode, watcher)) != null;
     }
 
     /**
@@ -797,14 +774,14 @@ final class ScopeProtocol {
     boolean mayJoinElection(String latchPath, String attempt) throws Exception {
         String probe = latchPath + "/" + attempt + "-latch-~probe";
         try {
-            client.create().withMode(CreateMode.EPHEMERAL).withACL(acl(Layout.Kind.ELECTION_NODE)).forPath(probe);
+            zk.create(probe, null, CreateMode.EPHEMERAL, acl(Layout.Kind.ELECTION_NODE), null, false);
         } catch (KeeperException.NoAuthException denied) {
             return false;
         } catch (KeeperException.NodeExistsException leftOver) {
             // an earlier probe of ours whose delete failed: permitted all the same
         }
         try {
-            client.delete().forPath(probe);
+            zk.delete(probe, -1);
         } catch (KeeperException.NoNodeException | KeeperException.NoAuthException e) {
             // gone already, or deletes not permitted: it goes with the session
         }
@@ -844,10 +821,10 @@ final class ScopeProtocol {
     LeaseWrite writeLease(String scopePath, int expectedVersion, Records.Scope scope, String electionNode) throws Exception {
         byte[] data = Records.scope(scope);
         try {
-            List<CuratorTransactionResult> results = client.transaction().forOperations(
-                    client.transactionOp().check().withVersion(0).forPath(electionNode),
-                    client.transactionOp().setData().withVersion(expectedVersion).forPath(scopePath, data));
-            Stat stat = results.get(1).getResultStat();
+            List<OpResult> results = zk.multi(List.of(
+                    zk.opCheck(electionNode, 0),
+                    zk.opSetData(scopePath, data, expectedVersion)));
+            Stat stat = statOf(results.get(1));
             saw(stat);
             return new LeaseWrite(new FencingToken(stat.getVersion(), stat.getMzxid()), stat.getCzxid(), null);
         } catch (KeeperException e) {
@@ -863,7 +840,7 @@ final class ScopeProtocol {
                 throw e;
             }
             Stat stat = new Stat();
-            byte[] now = client.getData().storingStatIn(stat).forPath(scopePath);
+            byte[] now = zk.getData(scopePath, stat, null);
             saw(stat);
             if (stat.getVersion() == expectedVersion + 1 && Arrays.equals(now, data)) {
                 return new LeaseWrite(new FencingToken(stat.getVersion(), stat.getMzxid()), stat.getCzxid(), null); // our own, retried
@@ -927,34 +904,16 @@ final class ScopeProtocol {
      */
     Arming arm(String scopePath, FencingToken token, String electionNode, String genesisId, Records.Scope armedScope,
                KeyHistory.Armed armed, String secret, java.time.Duration replyBound) throws Exception {
-        // Built as Curator ops (so the client's ACL provider and namespace apply), sent once on the raw handle.
+        // Sent once, never retried (ZooKeeperOps.multiOnce).
         List<Op> ops = List.of(
-                client.transactionOp().check().withVersion(0).forPath(Layout.genesisMarker(namespace, genesisId)).get(),
-                client.transactionOp().check().withVersion(0).forPath(electionNode).get(),
-                client.transactionOp().setData().withVersion(token.version()).forPath(scopePath, Records.scope(armedScope)).get(),
-                client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.ARMED))
-                        .forPath(Layout.armed(scopePath), Records.armed(armed, secret)).get(),
-                client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.OUTCOME))
-                        .forPath(Layout.outcome(scopePath), new byte[0]).get());
-        ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
-        CompletableFuture<Arming> reply = new CompletableFuture<>();
-        zk.multi(ops, (rc, path, ctx, results) -> reply.complete(arming(rc, results)), null);
-        boolean interrupted = false;
-        long deadline = System.nanoTime() + replyBound.toNanos();
-        Arming result;
-        while (true) {
-            try {
-                result = reply.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true; // the write is on its way: learn its result first
-            } catch (TimeoutException e) {
-                result = new Arming(-1, 0, ArmRefusal.RESULT_UNKNOWN, KeeperException.Code.OPERATIONTIMEOUT, false);
-                break;
-            } catch (ExecutionException e) {
-                throw new IllegalStateException("the arming callback failed", e.getCause());
-            }
-        }
+                zk.opCheck(Layout.genesisMarker(namespace, genesisId), 0),
+                zk.opCheck(electionNode, 0),
+                zk.opSetData(scopePath, Records.scope(armedScope), token.version()),
+                zk.opCreate(Layout.armed(scopePath), Records.armed(armed, secret), CreateMode.PERSISTENT, acl(Layout.Kind.ARMED)),
+                zk.opCreate(Layout.outcome(scopePath), new byte[0], CreateMode.PERSISTENT, acl(Layout.Kind.OUTCOME)));
+        ZooKeeperOps.MultiReply reply = zk.multiOnce(ops, replyBound);
+        Arming result = arming(reply.rc(), reply.results());
+        boolean interrupted = reply.interrupted();
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
@@ -1030,19 +989,18 @@ final class ScopeProtocol {
         boolean openNext = outcome.outcome() == Outcome.NOT_SENT;
         String bindTo = electionNode;
         while (true) {
-            List<CuratorOp> ops = new ArrayList<>();
+            List<Op> ops = new ArrayList<>();
             if (bindTo != null) {
-                ops.add(client.transactionOp().check().withVersion(0).forPath(bindTo));
+                ops.add(zk.opCheck(bindTo, 0));
             }
             int write = ops.size();
-            ops.add(client.transactionOp().setData().withVersion(0).forPath(outcomePath, Records.outcome(outcome, secret)));
+            ops.add(zk.opSetData(outcomePath, Records.outcome(outcome, secret), 0));
             if (openNext) {
                 byte[] next = Records.scope(new Records.Scope("not_sent:" + scope, clock.instant(), null, false, false));
-                ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.SCOPE))
-                        .forPath(Layout.scope(keyPath, scope + 1), next));
+                ops.add(zk.opCreate(Layout.scope(keyPath, scope + 1), next, CreateMode.PERSISTENT, acl(Layout.Kind.SCOPE)));
             }
             try {
-                saw(results(client.transaction().forOperations(ops)));
+                saw(results(zk.multi(ops)));
                 return OutcomeWrite.RECORDED;
             } catch (KeeperException e) {
                 int failed = failedOp(e);
@@ -1057,7 +1015,7 @@ final class ScopeProtocol {
                     return OutcomeWrite.ARMED_RECORD_GONE;
                 }
                 if (failed == write && e instanceof KeeperException.BadVersionException) {
-                    byte[] found = client.getData().forPath(outcomePath);
+                    byte[] found = zk.getData(outcomePath, null, null);
                     return Records.decodeOutcome(outcomePath, found) instanceof Records.ExecutorOutcome mine
                             && secret.equals(mine.secret()) ? OutcomeWrite.RECORDED : OutcomeWrite.ANOTHER_OUTCOME;
                 }
@@ -1073,7 +1031,7 @@ final class ScopeProtocol {
     /** {@code getData KEY/n/armed}: whether the scope's armed record is the one that committed to {@code secret}. */
     private boolean armedByUs(String scopePath, String secret) throws Exception {
         try {
-            Records.ArmedData armed = Records.decodeArmed(Layout.armed(scopePath), client.getData().forPath(Layout.armed(scopePath)));
+            Records.ArmedData armed = Records.decodeArmed(Layout.armed(scopePath), zk.getData(Layout.armed(scopePath), null, null));
             return Records.commitment(secret).equals(armed.commitment());
         } catch (KeeperException.NoNodeException gone) {
             return false;
@@ -1095,8 +1053,8 @@ final class ScopeProtocol {
         String path = Layout.authorization(keyPath, n);
         try {
             Stat stat = new Stat();
-            client.create().storingStatIn(stat).withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.AUTHORIZATION))
-                    .forPath(path, Records.authorization(authorization));
+            zk.create(path, Records.authorization(authorization), CreateMode.PERSISTENT, acl(Layout.Kind.AUTHORIZATION), stat,
+                    false);
             saw(stat);
             return new Authorizing(path, true, null);
         } catch (KeeperException.NodeExistsException e) {
@@ -1128,12 +1086,10 @@ final class ScopeProtocol {
         int n = consumed.scope();
         byte[] data = Records.scope(new Records.Scope(Layout.AFTER_PREFIX + n, clock.instant(), null, false, false));
         try {
-            saw(results(client.transaction().forOperations(
-                    client.transactionOp().check().withVersion(authorization.version()).forPath(authorization.path()),
-                    client.transactionOp().setData().withVersion(consumed.version())
-                            .forPath(consumed.path(), Records.scope(consumed.data())),
-                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.SCOPE))
-                            .forPath(Layout.scope(keyPath, n + 1), data))));
+            saw(results(zk.multi(List.of(
+                    zk.opCheck(authorization.path(), authorization.version()),
+                    zk.opSetData(consumed.path(), Records.scope(consumed.data()), consumed.version()),
+                    zk.opCreate(Layout.scope(keyPath, n + 1), data, CreateMode.PERSISTENT, acl(Layout.Kind.SCOPE))))));
             return Opening.OPENED;
         } catch (KeeperException e) {
             if (failedOp(e) == 2 && e instanceof KeeperException.NodeExistsException) {
@@ -1167,22 +1123,20 @@ final class ScopeProtocol {
     boolean reconcile(ScopeView scope, KeyHistory.Reconciliation reconciliation) throws Exception {
         boolean current = Layout.ARMED.equals(scope.armedName());
         String outcomePath = current ? Layout.outcome(scope.path()) : Layout.legacyOutcome(scope.path());
-        CuratorOp outcomeOp;
+        Op outcomeOp;
         if (scope.outcome() != null) {
-            outcomeOp = client.transactionOp().check().withVersion(scope.outcomeVersion()).forPath(outcomePath);
+            outcomeOp = zk.opCheck(outcomePath, scope.outcomeVersion());
         } else if (current) {
-            outcomeOp = client.transactionOp().setData().withVersion(0).forPath(outcomePath, Records.reconciledMarker(scope.scope()));
+            outcomeOp = zk.opSetData(outcomePath, Records.reconciledMarker(scope.scope()), 0);
         } else {
-            outcomeOp = client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.RECORD))
-                    .forPath(outcomePath, Records.reconciledMarker(scope.scope()));
+            outcomeOp = zk.opCreate(outcomePath, Records.reconciledMarker(scope.scope()), CreateMode.PERSISTENT, acl(Layout.Kind.RECORD));
         }
         try {
-            saw(results(client.transaction().forOperations(
-                    client.transactionOp().check().withVersion(scope.version()).forPath(scope.path()),
+            saw(results(zk.multi(List.of(
+                    zk.opCheck(scope.path(), scope.version()),
                     outcomeOp,
-                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl(Layout.Kind.RECORD))
-                            .forPath(Layout.reconciliation(Layout.keyOfScope(scope.path()), scope.scope()),
-                                    Records.reconciliation(reconciliation)))));
+                    zk.opCreate(Layout.reconciliation(Layout.keyOfScope(scope.path()), scope.scope()),
+                            Records.reconciliation(reconciliation), CreateMode.PERSISTENT, acl(Layout.Kind.RECORD))))));
             return true;
         } catch (KeeperException.BadVersionException | KeeperException.NoNodeException | KeeperException.NodeExistsException e) {
             return false;
@@ -1198,13 +1152,13 @@ final class ScopeProtocol {
      * @return false when the key changed or is in use (nothing was removed)
      */
     boolean deleteKey(String latestScope, int latestVersion, List<String> paths) throws Exception {
-        List<CuratorOp> ops = new ArrayList<>();
-        ops.add(client.transactionOp().check().withVersion(latestVersion).forPath(latestScope));
+        List<Op> ops = new ArrayList<>();
+        ops.add(zk.opCheck(latestScope, latestVersion));
         for (String p : paths) {
-            ops.add(client.transactionOp().delete().forPath(p));
+            ops.add(zk.opDelete(p, -1));
         }
         try {
-            client.transaction().forOperations(ops);
+            zk.multi(ops);
             return true;
         } catch (KeeperException.BadVersionException | KeeperException.NoNodeException | KeeperException.NotEmptyException e) {
             return false;
@@ -1232,8 +1186,8 @@ final class ScopeProtocol {
     Probe probe() throws Exception {
         Stat stat = new Stat();
         Instant sent = clock.instant();
-        String path = client.create().storingStatIn(stat).withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-                .withACL(acl(Layout.Kind.KEYS)).forPath(Layout.probe(namespace), new byte[0]);
+        String path = zk.create(Layout.probe(namespace), new byte[0], CreateMode.EPHEMERAL_SEQUENTIAL, acl(Layout.Kind.KEYS),
+                stat, false);
         Instant received = clock.instant();
         saw(stat);
         return new Probe(path, stat, sent, received);
@@ -1242,7 +1196,7 @@ final class ScopeProtocol {
     /** {@code delete} of a probe {@link #probe} made (it would go with the session anyway). */
     void deleteProbe(String path) throws Exception {
         try {
-            client.delete().forPath(path);
+            zk.delete(path, -1);
         } catch (KeeperException.NoNodeException gone) {
             // gone with its session already
         }
@@ -1251,7 +1205,7 @@ final class ScopeProtocol {
     /** {@code getACL PATH}; null when the znode does not exist. */
     List<ACL> readAcl(String path) throws Exception {
         try {
-            return client.getACL().forPath(path);
+            return zk.getAcl(path, null);
         } catch (KeeperException.NoNodeException e) {
             return null;
         }
@@ -1260,7 +1214,7 @@ final class ScopeProtocol {
     /** {@code getChildren PATH}, sorted; empty when the znode does not exist. */
     List<String> children(String path) throws Exception {
         try {
-            List<String> names = new ArrayList<>(client.getChildren().forPath(path));
+            List<String> names = new ArrayList<>(zk.getChildren(path, null));
             names.sort(null);
             return names;
         } catch (KeeperException.NoNodeException e) {
@@ -1271,14 +1225,23 @@ final class ScopeProtocol {
     // ---- multi results ---------------------------------------------------------------------
 
     /** The highest zxid a successful multi reveals (from its setData/check stats; creates carry none). */
-    private static Stat results(List<CuratorTransactionResult> results) {
+    private static Stat results(List<OpResult> results) {
         Stat best = null;
-        for (CuratorTransactionResult r : results) {
-            if (r.getResultStat() != null && (best == null || r.getResultStat().getMzxid() > best.getMzxid())) {
-                best = r.getResultStat();
+        for (OpResult r : results) {
+            Stat stat = statOf(r);
+            if (stat != null && (best == null || stat.getMzxid() > best.getMzxid())) {
+                best = stat;
             }
         }
         return best;
+    }
+
+    /** The stat an op's result carries: a setData's, a create's (when the server sent one); null for the others. */
+    private static Stat statOf(OpResult r) {
+        if (r instanceof OpResult.SetDataResult set) {
+            return set.getStat();
+        }
+        return r instanceof OpResult.CreateResult created ? created.getStat() : null;
     }
 
     /** The index of the op that made a multi fail, or -1 when the exception carries no results. */

@@ -2,6 +2,7 @@ package dev.oncegate;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.zookeeper.CreateMode;
@@ -73,23 +74,23 @@ interface ZooKeeperOps {
     /**
      * An atomic {@code multi}, sent exactly once: its reply, or {@code ConnectionLoss}/{@code
      * OperationTimeout} as {@link MultiReply#rc()} when none came within {@code replyBound} (the write may
-     * or may not have been applied). An interrupt does not cut the wait short: it is reported in
+     * or may not have been applied); an exception when it could not be sent. An interrupt does not cut the wait short: it is reported in
      * {@link MultiReply#interrupted()} and the thread's flag is set again.
      */
-    MultiReply multiOnce(List<Op> ops, Duration replyBound);
+    MultiReply multiOnce(List<Op> ops, Duration replyBound) throws Exception;
 
     /** A multi's reply: ZooKeeper's return code and each op's result (null when no reply came). */
     record MultiReply(int rc, List<OpResult> results, boolean interrupted) {
     }
 
-    Op opCheck(String path, int version);
+    Op opCheck(String path, int version) throws Exception;
 
     /** @param acl the node's ACL; null for the client's ACL provider's */
-    Op opCreate(String path, byte[] data, CreateMode mode, List<ACL> acl);
+    Op opCreate(String path, byte[] data, CreateMode mode, List<ACL> acl) throws Exception;
 
-    Op opSetData(String path, byte[] data, int version);
+    Op opSetData(String path, byte[] data, int version) throws Exception;
 
-    Op opDelete(String path, int version);
+    Op opDelete(String path, int version) throws Exception;
 
     Op opGetData(String path);
 
@@ -124,8 +125,17 @@ interface ZooKeeperOps {
     /** The connection string, for messages. */
     String connectString();
 
-    /** Registers a listener for connection state changes (loss, suspension, reconnection). */
-    void onConnectionState(Consumer<ConnectionState> listener);
+    /**
+     * Listens to connection state changes (loss, suspension, reconnection) and to errors of the
+     * client's background work (message, error), until {@link #close()}.
+     */
+    void listen(Consumer<ConnectionState> states, BiConsumer<String, Throwable> errors);
+
+    /**
+     * Stops listening and leaves, in the background, the elections whose members wait for their turn
+     * to leave; the client itself stays open (it is the caller's).
+     */
+    void close();
 
     /**
      * Joins the election under {@code latchPath} (which exists) as {@code id}: a Curator

@@ -1,0 +1,231 @@
+package dev.oncegate;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * SPEC §4, held against the simulated world after every step: the ledger of crossings (what the
+ * actions saw, which no record can fake) against the records (what every reader decides from, read by
+ * the real decoder with the admin's credential).
+ * <ul>
+ *   <li>at most one crossing per scope (of one incarnation of a key);</li>
+ *   <li>possibly delivered crossings of a key ≤ 1 + the operator's authorizations + its gc removals;</li>
+ *   <li>a scope reads not_sent only when its crossing's action proved nothing was sent (a possibly
+ *       delivered scope never reads not_sent; a scope nobody crossed never does);</li>
+ *   <li>a scope once read consumed stays consumed while its key lives;</li>
+ *   <li>gc removes only keys whose last crossing is older than the retention by the server's clock;</li>
+ *   <li>liveness: no contender waits past its deadline (plus the rules' own bound); once the faults
+ *       stop, every key is decided for a new contender.</li>
+ * </ul>
+ *
+ * <p>Not thread-safe: called by whoever holds the simulation's baton.
+ */
+final class SimChecker {
+
+    /** Ends a history at its first violation. */
+    static final class Violation extends RuntimeException {
+        Violation(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** One crossing: an action invoked. {@code result} is null while it runs, and stays null when its actor crashed. */
+    static final class Crossed {
+        final String actor;
+        final String key;
+        final long keyZxid;
+        final int scope;
+        final long at;
+        String result;
+
+        Crossed(String actor, String key, long keyZxid, int scope, long at) {
+            this.actor = actor;
+            this.key = key;
+            this.keyZxid = keyZxid;
+            this.scope = scope;
+            this.at = at;
+        }
+
+        boolean possiblyDelivered() {
+            return !"not_sent".equals(result);
+        }
+
+        @Override
+        public String toString() {
+            return actor + " crossed scope " + scope + " of key " + key.substring(0, 8) + "@" + keyZxid
+                    + " (" + (result == null ? "in flight or crashed" : result) + ")";
+        }
+    }
+
+    private final SimWorld world;
+    private final List<String> violations = new ArrayList<>();
+    private final List<Crossed> crossings = new ArrayList<>();
+    private final Map<String, Integer> authorizations = new HashMap<>();
+    private final Map<String, Integer> removals = new HashMap<>();
+    /** "key@incarnation/scope" → the state it was first read consumed in. */
+    private final Map<String, ScopeState> consumed = new HashMap<>();
+    private final List<long[]> jumps = new ArrayList<>();
+    private DefaultOperator eye;
+
+    SimChecker(SimWorld world) {
+        this.world = world;
+    }
+
+    List<String> violations() {
+        return violations;
+    }
+
+    List<Crossed> crossings() {
+        return crossings;
+    }
+
+    void violation(String message) {
+        violationQuietly(message);
+        throw new Violation(message);
+    }
+
+    void violationQuietly(String message) {
+        String line = "step " + world.step() + ": " + message;
+        violations.add(line);
+        world.trace("VIOLATION " + message);
+    }
+
+    // ---- the ledger ---------------------------------------------------------------------------------
+
+    /** An action was invoked: the boundary is being crossed now. */
+    Crossed crossing(SimScheduler.Actor actor, BoundaryAction.Context context) {
+        String key = context.key().key();
+        Crossed c = new Crossed(actor.name, key, context.keyZxid(), context.scope(), world.sched.now());
+        world.trace(c.toString());
+        for (Crossed other : crossings) {
+            if (other.key.equals(key) && other.keyZxid == c.keyZxid && other.scope == c.scope) {
+                crossings.add(c);
+                violation("two crossings of one scope: " + other + ", then " + c);
+            }
+        }
+        crossings.add(c);
+        long delivered = crossings.stream().filter(x -> x.key.equals(key) && x.possiblyDelivered()).count();
+        int allowed = 1 + authorizations.getOrDefault(key, 0) + removals.getOrDefault(key, 0);
+        if (delivered > allowed) {
+            violation("key " + key.substring(0, 8) + " possibly delivered " + delivered + " times with " + allowed
+                    + " allowed (1 + " + authorizations.getOrDefault(key, 0) + " authorizations + "
+                    + removals.getOrDefault(key, 0) + " gc removals): " + crossings);
+        }
+        world.count("invariant: crossing checked");
+        return c;
+    }
+
+    void crashed(SimScheduler.Actor actor) {
+        // its crossing, if any, keeps result null: possibly delivered
+    }
+
+    void authorized(EffectKey key, Operator.Authorized a) {
+        if (a.created()) {
+            authorizations.merge(key.key(), 1, Integer::sum);
+        }
+    }
+
+    void reconciled(EffectKey key, Operator.Reconciled r) {
+        // a reconciliation says sent_verified: it never allows a delivery
+    }
+
+    void removed(Operator.GcEntry entry) {
+        long now = world.sched.now();
+        for (Crossed c : crossings) {
+            if (c.key.equals(entry.key()) && now - c.at < SimWorld.RETENTION.toMillis() - Duration.ofMinutes(10).toMillis()) {
+                removals.merge(entry.key(), 1, Integer::sum);
+                violation("gc removed key " + entry.key().substring(0, 8) + " whose crossing by " + c.actor + " was only "
+                        + Duration.ofMillis(now - c.at) + " ago by the server's clock");
+            }
+        }
+        removals.merge(entry.key(), 1, Integer::sum);
+        consumed.keySet().removeIf(k -> k.startsWith(entry.key() + "@"));
+        world.count("invariant: gc removal checked");
+    }
+
+    void jumped(long from, long to) {
+        jumps.add(new long[] {from, to});
+    }
+
+    /** A contender's enter returned: it must not have waited past its deadline (and the rules' bound). */
+    void entered(SimScheduler.Actor actor, EffectKey key, Duration wait, long started, Decision decision) {
+        long now = world.sched.now();
+        for (long[] j : jumps) {
+            if (j[0] >= started && j[0] <= now) {
+                return; // virtual time jumped while it waited
+            }
+        }
+        long ttl = world.leaseTtlMs();
+        long bound = Math.max(wait.toMillis(), 3 * ttl) + 2 * ttl + 10_000;
+        if (now - started > bound) {
+            violation("liveness: " + actor + " waited " + (now - started) + " ms for " + SimWorld.describe(decision)
+                    + " with a wait of " + wait.toMillis() + " ms (bound " + bound + " ms)");
+        }
+    }
+
+    /** A contender that came after the faults stopped must be decided. */
+    void late(SimScheduler.Actor actor, EffectKey key, Decision decision) {
+        if (decision instanceof Decision.StopBusy busy) {
+            violation("liveness: key " + key.key().substring(0, 8) + " is not decided after the faults stopped: "
+                    + actor + " got " + busy.reason());
+        }
+    }
+
+    // ---- the records ---------------------------------------------------------------------------------
+
+    void afterStep() {
+        // The ledger's rules are checked as crossings happen; the records' after each write.
+    }
+
+    /** Something was written: every key's records, read by the real decoder, against the ledger. */
+    void afterWrite() {
+        if (eye == null) {
+            SimClient admin = world.client("eye", SimWorld.ADMIN, false);
+            eye = new DefaultOperator(new NamespaceState(admin, SimWorld.NS, world.clock(0), ZxidMarks.inMemory(), false),
+                    "eye");
+        }
+        for (EffectKey key : world.keys) {
+            KeyHistory history;
+            try {
+                history = eye.inspect(key.key());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+            if (!history.exists()) {
+                continue;
+            }
+            for (KeyHistory.Scope scope : history.scopes()) {
+                Crossed crossed = null;
+                for (Crossed c : crossings) {
+                    if (c.key.equals(key.key()) && c.keyZxid == history.zxid() && c.scope == scope.scope()) {
+                        crossed = c;
+                    }
+                }
+                String id = key.key() + "@" + history.zxid() + "/" + scope.scope();
+                if (scope.state() == ScopeState.NOT_SENT) {
+                    if (crossed == null) {
+                        violation("scope " + scope.scope() + " of key " + key.key().substring(0, 8)
+                                + " reads not_sent but nobody crossed it");
+                    }
+                    if (crossed.result == null ? true : !crossed.result.equals("not_sent")) {
+                        violation("scope " + scope.scope() + " reads not_sent but " + crossed);
+                    }
+                }
+                ScopeState before = consumed.get(id);
+                if (scope.state().consumed()) {
+                    consumed.put(id, scope.state());
+                }
+                if (before != null && (scope.state() == ScopeState.OPEN || scope.state() == ScopeState.LEASED
+                        || (before != ScopeState.ARMED && scope.state() == ScopeState.NOT_SENT))) {
+                    violation("scope " + scope.scope() + " of key " + key.key().substring(0, 8) + " read "
+                            + before + " and now reads " + scope.state());
+                }
+            }
+            world.count("invariant: records checked");
+        }
+    }
+}
