@@ -3,6 +3,9 @@ package dev.oncegate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 import org.apache.curator.framework.state.ConnectionState;
@@ -84,16 +87,12 @@ record RawZooKeeperOps(ZooKeeper zk, String connectString) implements ZooKeeperO
         return zk.multi(ops);
     }
 
+    /** As CuratorOps sends it: ZooKeeper's asynchronous multi, whose callback gives the return code and results. */
     @Override
-    public MultiReply multiOnce(List<Op> ops, Duration replyBound) {
-        try {
-            return new MultiReply(KeeperException.Code.OK.intValue(), zk.multi(ops), false);
-        } catch (KeeperException e) {
-            return new MultiReply(e.code().intValue(), e.getResults(), false);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return new MultiReply(KeeperException.Code.CONNECTIONLOSS.intValue(), null, true);
-        }
+    public MultiReply multiOnce(List<Op> ops, Duration replyBound) throws Exception {
+        CompletableFuture<MultiReply> reply = new CompletableFuture<>();
+        zk.multi(ops, (rc, path, ctx, results) -> reply.complete(new MultiReply(rc, results, false)), null);
+        return reply.get(replyBound.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     @Override
@@ -167,8 +166,13 @@ record RawZooKeeperOps(ZooKeeper zk, String connectString) implements ZooKeeperO
     }
 
     @Override
-    public void onConnectionState(Consumer<ConnectionState> listener) {
+    public void listen(Consumer<ConnectionState> states, BiConsumer<String, Throwable> errors) {
         throw new UnsupportedOperationException("connection states are Curator's");
+    }
+
+    @Override
+    public void close() {
+        // the handle is the test's
     }
 
     @Override

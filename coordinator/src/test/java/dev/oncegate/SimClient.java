@@ -13,6 +13,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -99,6 +100,8 @@ final class SimClient implements ZooKeeperOps {
     private final Function<String, List<ACL>> aclProvider;
     private final List<Id> auth = new ArrayList<>();
     private final List<Consumer<ConnectionState>> listeners = new ArrayList<>();
+    private final List<Consumer<ConnectionState>> listened = new ArrayList<>();
+    private final List<SimElection> leaving = new ArrayList<>();
     private final TreeMap<String, LinkedHashSet<Watcher>> dataWatches = new TreeMap<>();
     private final TreeMap<String, LinkedHashSet<Watcher>> existWatches = new TreeMap<>();
     private final TreeMap<String, LinkedHashSet<Watcher>> childWatches = new TreeMap<>();
@@ -187,8 +190,8 @@ final class SimClient implements ZooKeeperOps {
         return this;
     }
 
-    /** Closes the session (its ephemeral nodes go) and the client. */
-    void close() {
+    /** Closes the session (its ephemeral nodes go) and the client: closing the Curator client. */
+    void shutdown() {
         if (!started) {
             return;
         }
@@ -712,13 +715,41 @@ final class SimClient implements ZooKeeperOps {
         return "sim:" + name;
     }
 
+    /** Connection states go to {@code states} (queued) until {@link #close()}; {@code errors} hears of nothing (background steps fail quietly, as the latch's do). */
     @Override
-    public void onConnectionState(Consumer<ConnectionState> listener) {
+    public void listen(Consumer<ConnectionState> states, BiConsumer<String, Throwable> errors) {
+        Objects.requireNonNull(errors, "errors");
+        onConnectionState(states);
+        listened.add(states);
+    }
+
+    /** Stops what {@link #listen} started and leaves at once the elections waiting for their turn to leave; the session stays. */
+    @Override
+    public void close() {
+        listened.forEach(listeners::remove);
+        listened.clear();
+        for (SimElection e : List.copyOf(leaving)) {
+            e.leaveNow();
+        }
+        leaving.clear();
+    }
+
+    /** A connection state listener of the client's own (a recipe's), kept until removed. */
+    void onConnectionState(Consumer<ConnectionState> listener) {
         listeners.add(Objects.requireNonNull(listener, "listener"));
     }
 
     void removeConnectionStateListener(Consumer<ConnectionState> listener) {
         listeners.remove(listener);
+    }
+
+    /** An election member that left with everyone and waits for its turn to be closed (until {@link #close()}). */
+    void waitingToLeave(SimElection member, boolean waiting) {
+        if (waiting) {
+            leaving.add(member);
+        } else {
+            leaving.remove(member);
+        }
     }
 
     @Override

@@ -22,7 +22,8 @@ import org.apache.zookeeper.Watcher.Event.EventType;
  * look again (a member whose node is gone, with its expired session, creates a new one); a member
  * that finds its node missing creates a new one. Leaving deletes the node (Curator's guaranteed
  * delete, in the background) and takes leadership away without a callback (Curator's SILENT
- * close mode).
+ * close mode); leaving with everyone while waiting behind others keeps the node until the member
+ * comes to lead, as production's {@code Elections} does.
  *
  * <p>Every ZooKeeper round trip of the latch (create, getChildren, getData) is a step of its own
  * on the server's event queue, as Curator runs them in the background, and {@code onChange} is
@@ -47,6 +48,7 @@ final class SimElection implements ZooKeeperOps.ElectionMember {
     private String ourPath;
     private boolean leader;
     private boolean closed;
+    private boolean leaving;
 
     private SimElection(SimClient client, String latchPath, String id, Runnable onChange) {
         this.client = client;
@@ -71,7 +73,7 @@ final class SimElection implements ZooKeeperOps.ElectionMember {
 
     @Override
     public boolean hasLeadership() {
-        return !closed && leader;
+        return !closed && !leaving && leader;
     }
 
     /** The member's id (its node's data). */
@@ -79,10 +81,33 @@ final class SimElection implements ZooKeeperOps.ElectionMember {
         return id;
     }
 
+    /**
+     * Leaves as production's Elections does: at once when it leads, has no node yet, or leaves on
+     * its own; with everyone and waiting behind others, only once it comes to lead (or the client's
+     * ops close), so that its node stays in the queue until then. Either way it is no more told of
+     * changes. Leaving again does nothing.
+     */
     @Override
     public void leave(boolean withEveryone) {
+        if (closed || leaving) {
+            return;
+        }
+        if (withEveryone && !leader && ourPath != null) {
+            leaving = true;
+            client.waitingToLeave(this, true);
+            return;
+        }
+        leaveNow();
+    }
+
+    /** Curator's close (SILENT): the node deleted in the background, watches and listener dropped. */
+    void leaveNow() {
         if (closed) {
-            throw new IllegalStateException("Already closed or has not been started");
+            return;
+        }
+        if (leaving) {
+            leaving = false;
+            client.waitingToLeave(this, false);
         }
         closed = true;
         leader = false;
@@ -212,12 +237,16 @@ final class SimElection implements ZooKeeperOps.ElectionMember {
     }
 
     private void setLeadership(boolean now) {
+        if (now && leaving) {
+            leaveNow(); // a member that left with everyone is closed when it comes to lead
+            return;
+        }
         if (leader == now) {
             return;
         }
         leader = now;
         server.enqueue(client, client.name() + " latch " + id + (now ? " isLeader" : " notLeader"), () -> {
-            if (!closed) {
+            if (!closed && !leaving) {
                 onChange.run();
             }
         });

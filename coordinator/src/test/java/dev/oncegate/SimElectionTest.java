@@ -129,6 +129,41 @@ class SimElectionTest {
     }
 
     @Test
+    void leaveWithEveryone_whileWaiting_keepsTheNodeUntilItsTurn_thenGoesSilently() throws Exception {
+        // Given a leads and b waits behind it
+        ZooKeeperOps.ElectionMember first = join(a, "first");
+        settle();
+        ZooKeeperOps.ElectionMember second = join(b, "second");
+        settle();
+        // When b leaves with everyone (it waits behind a)
+        second.leave(true);
+        settle();
+        // Then b's node stays in the queue until a leaves, and then goes without b being told or leading
+        assertThat(server.children(LATCH)).hasSize(2);
+        first.leave(true);
+        settle();
+        assertThat(server.children(LATCH)).isEmpty();
+        assertThat(second.hasLeadership()).isFalse();
+        assertThat(changes).containsExactly("first");
+    }
+
+    @Test
+    void closingTheOps_leavesTheMembersWaitingToLeave() throws Exception {
+        // Given b waits behind a and left with everyone
+        join(a, "first");
+        settle();
+        ZooKeeperOps.ElectionMember second = join(b, "second");
+        settle();
+        second.leave(true);
+        // When b's ops are closed
+        b.close();
+        settle();
+        // Then b's node is gone while a still leads
+        assertThat(server.children(LATCH)).hasSize(1);
+        assertThat(changes).containsExactly("first");
+    }
+
+    @Test
     void sameJoins_sameNodesAndSameLeader_everyRun() throws Exception {
         // Given two identical worlds
         // When the same members join in the same order

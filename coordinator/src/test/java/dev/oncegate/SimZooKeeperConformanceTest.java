@@ -471,7 +471,7 @@ class SimZooKeeperConformanceTest {
 
         @Override
         public void close() {
-            clients.forEach(SimClient::close);
+            clients.forEach(SimClient::shutdown);
         }
     }
 
