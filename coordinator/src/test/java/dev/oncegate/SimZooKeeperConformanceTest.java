@@ -17,6 +17,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
 import org.apache.curator.test.Timing;
 import org.apache.zookeeper.CreateMode;
@@ -41,7 +44,9 @@ import org.junit.jupiter.api.io.TempDir;
  * server (through raw ZooKeeper handles, {@link RawZooKeeperOps}), and the two transcripts —
  * results, error codes, multi results, stats (zxids relative to the script's root, times only
  * as an ordering), ephemeral owners (by client), ACLs and the watch events each watcher received —
- * must be identical. The model is only as good as this test.
+ * must be identical; and again through production's {@link CuratorOps} on Curator clients (but
+ * for expiry and watch removal, which Curator handles in the background). The model is only as
+ * good as this test.
  *
  * <p>A seeded random script generator compares the two as well; its seed is printed, and
  * {@code -Doncegate.sim.conformance.seed=N} replays one; they run for about 3 s, or
@@ -234,7 +239,8 @@ class SimZooKeeperConformanceTest {
 
     @Test
     void sessionExpiry_removesEphemerals_andFiresWatches() throws Exception {
-        conforms(r -> {
+        // (not through CuratorOps: Curator opens a new session on its own after an expiry)
+        conformsToTheServer(r -> {
             r.connect("a");
             r.connect("b");
             ZooKeeperOps a = r.c("a");
@@ -290,7 +296,8 @@ class SimZooKeeperConformanceTest {
 
     @Test
     void removeWatches_specificAndAll_removedWatchersAreTold() throws Exception {
-        conforms(r -> {
+        // (not through CuratorOps: it removes watches in Curator's background, after the step)
+        conformsToTheServer(r -> {
             r.connect("a");
             ZooKeeperOps a = r.c("a");
             r.step("root", () -> r.create("a", r.root, CreateMode.PERSISTENT));
@@ -330,7 +337,7 @@ class SimZooKeeperConformanceTest {
         for (long seed = first; runs == 0 || (given == null && System.nanoTime() < deadline); seed++, runs++) {
             System.out.println("SimZooKeeperConformanceTest random script seed " + seed + " (replay: -D" + SEED_PROPERTY + "=" + seed + ")");
             long s = seed;
-            conforms(r -> randomScript(r, new Random(s)), "seed " + seed);
+            conforms(r -> randomScript(r, new Random(s)), "seed " + seed, true);
         }
         System.out.println("SimZooKeeperConformanceTest compared " + runs + " random scripts");
     }
@@ -410,26 +417,36 @@ class SimZooKeeperConformanceTest {
         void run(Run r) throws Exception;
     }
 
+    /** The script's transcript on the model equals the server's through raw handles and through production's CuratorOps. */
     private static void conforms(Script script) throws Exception {
-        conforms(script, "");
+        conforms(script, "", true);
     }
 
-    private static void conforms(Script script, String what) throws Exception {
+    /** The script's transcript on the model equals the server's through raw handles. */
+    private static void conformsToTheServer(Script script) throws Exception {
+        conforms(script, "", false);
+    }
+
+    private static void conforms(Script script, String what, boolean throughCurator) throws Exception {
         String root = "/conformance-" + SCRIPTS.incrementAndGet();
-        List<String> model;
-        List<String> real;
-        try (Run r = new Run(root, new ModelSide())) {
-            script.run(r);
-            model = r.out;
-        }
-        try (Run r = new Run(root, new ServerSide(zk.server()))) {
-            script.run(r);
-            real = r.out;
-        }
+        String model = transcript(root, new ModelSide(), script);
+        String real = transcript(root, new ServerSide(zk.server()), script);
         if (Boolean.getBoolean(PRINT_PROPERTY)) {
-            System.out.println("SimZooKeeperConformanceTest transcript of the server " + what + "\n" + String.join("\n", real));
+            System.out.println("SimZooKeeperConformanceTest transcript of the server " + what + "\n" + real);
         }
-        assertThat(String.join("\n", model)).as("model vs server transcript %s", what).isEqualTo(String.join("\n", real));
+        assertThat(model).as("model vs server transcript %s", what).isEqualTo(real);
+        if (throughCurator) {
+            String curator = transcript(root + "-curator", new CuratorSide(zk.server()), script);
+            assertThat(transcript(root + "-curator", new ModelSide(), script)).as("model vs CuratorOps transcript %s", what)
+                    .isEqualTo(curator);
+        }
+    }
+
+    private static String transcript(String root, Side side, Script script) throws Exception {
+        try (Run r = new Run(root, side)) {
+            script.run(r);
+            return String.join("\n", r.out);
+        }
     }
 
     /** One world a script runs in: the model, or the real server. */
@@ -534,6 +551,53 @@ class SimZooKeeperConformanceTest {
             for (ZooKeeper h : handles) {
                 h.close();
             }
+        }
+    }
+
+    /** Production's {@link CuratorOps} on Curator clients (RetryOneTime, default ACL provider, no namespace). */
+    static final class CuratorSide implements Side {
+        private final String connectString;
+        private final List<CuratorFramework> clients = new ArrayList<>();
+        private final List<ZooKeeperOps> ops = new ArrayList<>();
+
+        CuratorSide(TestingServer server) {
+            this.connectString = server.getConnectString();
+        }
+
+        @Override
+        public ZooKeeperOps connect(String name, List<String> userPasswords) throws Exception {
+            CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder().connectString(connectString)
+                    .sessionTimeoutMs(10_000).connectionTimeoutMs(TIMING.connection()).retryPolicy(new RetryOneTime(100));
+            for (String up : userPasswords) {
+                builder.authorization("digest", up.getBytes(UTF_8));
+            }
+            CuratorFramework client = builder.build();
+            client.start();
+            clients.add(client);
+            assertThat(client.blockUntilConnected(TIMING.milliseconds(), TimeUnit.MILLISECONDS)).as("%s connects", name).isTrue();
+            CuratorOps c = new CuratorOps(client, name);
+            ops.add(c);
+            return c;
+        }
+
+        @Override
+        public void expire(ZooKeeperOps client) {
+            throw new UnsupportedOperationException("Curator opens a new session on its own after an expiry: compared through raw handles");
+        }
+
+        @Override
+        public void settle() throws Exception {
+            for (CuratorFramework c : clients) {
+                CountDownLatch barrier = new CountDownLatch(1);
+                c.getZookeeperClient().getZooKeeper().exists("/", false, (rc, path, ctx, stat) -> barrier.countDown(), null);
+                assertThat(barrier.await(TIMING.milliseconds(), TimeUnit.MILLISECONDS)).as("events delivered").isTrue();
+            }
+        }
+
+        @Override
+        public void close() {
+            ops.forEach(ZooKeeperOps::close);
+            clients.forEach(CuratorFramework::close);
         }
     }
 
