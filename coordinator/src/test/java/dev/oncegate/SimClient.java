@@ -98,6 +98,7 @@ final class SimClient implements ZooKeeperOps {
     private final Function<String, List<ACL>> aclProvider;
     private final List<Id> auth = new ArrayList<>();
     private final List<Consumer<ConnectionState>> listeners = new ArrayList<>();
+    private final List<Consumer<ConnectionState>> listened = new ArrayList<>();
     private final TreeMap<String, LinkedHashSet<Watcher>> dataWatches = new TreeMap<>();
     private final TreeMap<String, LinkedHashSet<Watcher>> existWatches = new TreeMap<>();
     private final TreeMap<String, LinkedHashSet<Watcher>> childWatches = new TreeMap<>();
@@ -183,8 +184,8 @@ final class SimClient implements ZooKeeperOps {
         return this;
     }
 
-    /** Closes the session (its ephemeral nodes go) and the client. */
-    void close() {
+    /** Closes the session (its ephemeral nodes go) and the client (Curator's {@code close()}). */
+    void shutdown() {
         if (!started) {
             return;
         }
@@ -684,9 +685,24 @@ final class SimClient implements ZooKeeperOps {
         return "sim:" + name;
     }
 
-    @Override
-    public void onConnectionState(Consumer<ConnectionState> listener) {
+    /** Registers a connection state listener (an election's, or a gate's through {@link #listen}). */
+    void onConnectionState(Consumer<ConnectionState> listener) {
         listeners.add(Objects.requireNonNull(listener, "listener"));
+    }
+
+    @Override
+    public void listen(Consumer<ConnectionState> states, java.util.function.BiConsumer<String, Throwable> errors) {
+        onConnectionState(states);
+        listened.add(states); // the model has no background work whose errors Curator would report
+    }
+
+    /** As a gate's close: its listeners go; the session stays (the client is the caller's). */
+    @Override
+    public void close() {
+        for (Consumer<ConnectionState> l : listened) {
+            listeners.remove(l);
+        }
+        listened.clear();
     }
 
     void removeConnectionStateListener(Consumer<ConnectionState> listener) {
