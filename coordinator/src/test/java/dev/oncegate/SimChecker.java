@@ -17,6 +17,8 @@ import java.util.Map;
  *       delivered scope never reads not_sent; a scope nobody crossed never does);</li>
  *   <li>a scope once read consumed stays consumed while its key lives;</li>
  *   <li>gc removes only keys whose last crossing is older than the retention by the server's clock;</li>
+ *   <li>no executor write lands in a recreated znode: an outcome is recorded in the incarnation of the
+ *       key its executor crossed in;</li>
  *   <li>liveness: no contender waits past its deadline (plus the rules' own bound); once the faults
  *       stop, every key is decided for a new contender.</li>
  * </ul>
@@ -188,6 +190,30 @@ final class SimChecker {
         // The ledger's rules are checked as crossings happen; the records' after each write.
     }
 
+    /**
+     * An executor's outcome belongs to the incarnation of the key it crossed in: one recorded in a key
+     * recreated since (gc, then a new contender) would be an executor write landing in a recreated znode.
+     */
+    private void landedInItsIncarnation(EffectKey key, long incarnation, KeyHistory.Scope scope) {
+        String task = scope.outcome().by().task();
+        boolean here = false;
+        Crossed elsewhere = null;
+        for (Crossed c : crossings) {
+            if (c.key.equals(key.key()) && c.actor.equals(task) && c.scope == scope.scope()) {
+                if (c.keyZxid == incarnation) {
+                    here = true;
+                } else {
+                    elsewhere = c;
+                }
+            }
+        }
+        if (!here && elsewhere != null) {
+            violation("the outcome of scope " + scope.scope() + " in key " + key.key().substring(0, 8) + "@" + incarnation
+                    + " was written by " + elsewhere + ", of an incarnation since removed");
+        }
+        world.count("invariant: outcome's incarnation checked");
+    }
+
     /** The highest zxid anywhere under the key's znode (0 when it is absent): changes with any write below it. */
     private long fingerprint(EffectKey key) {
         String keyPath = Layout.keyPath(SimWorld.NS, key.key());
@@ -241,6 +267,9 @@ final class SimChecker {
                     if (c.key.equals(key.key()) && c.keyZxid == history.zxid() && c.scope == scope.scope()) {
                         crossed = c;
                     }
+                }
+                if (scope.outcome() != null && scope.outcome().by() != null) {
+                    landedInItsIncarnation(key, history.zxid(), scope);
                 }
                 String id = key.key() + "@" + history.zxid() + "/" + scope.scope();
                 if (scope.state() == null) {
