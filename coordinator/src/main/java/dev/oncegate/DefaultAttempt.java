@@ -197,8 +197,10 @@ final class DefaultAttempt implements Attempt {
         long readAtLatchEvents = latchEventCount();
         boolean watchedRead = false;
         // However the rules wait, a contender never loops past this: a caller's deadline, or the two lease
-        // TTLs an open scope may need for its election, and one more.
-        Instant giveUp = max(deadline, gate.clock.instant().plus(gate.leaseTtl.multipliedBy(3)));
+        // TTLs an open scope may need for its election, and one more; and a poll after that, so that the
+        // rules, which decide at the caller's deadline themselves (an armed scope: unknown), get that turn.
+        Instant giveUp = max(deadline, gate.clock.instant().plus(gate.leaseTtl.multipliedBy(3)))
+                .plus(ContentionRules.NODE_POLL);
         while (true) {
             if (Thread.interrupted()) {
                 throw new InterruptedException("interrupted while contending for key " + key.key() + ": nothing was armed");

@@ -17,6 +17,8 @@ import java.util.Map;
  *       delivered scope never reads not_sent; a scope nobody crossed never does);</li>
  *   <li>a scope once read consumed stays consumed while its key lives;</li>
  *   <li>gc removes only keys whose last crossing is older than the retention by the server's clock;</li>
+ *   <li>no executor write lands in a recreated znode: an outcome is recorded in the incarnation of the
+ *       key its executor crossed in;</li>
  *   <li>liveness: no contender waits past its deadline (plus the rules' own bound); once the faults
  *       stop, every key is decided for a new contender.</li>
  * </ul>
@@ -69,6 +71,11 @@ final class SimChecker {
     private final Map<String, ScopeState> consumed = new HashMap<>();
     private final List<long[]> jumps = new ArrayList<>();
     private DefaultOperator eye;
+    private final Map<String, Long> fingerprints = new HashMap<>();
+    /** Each key's incarnation (czxid) last seen. */
+    private final Map<String, Long> incarnations = new HashMap<>();
+    /** Authorization znodes ever seen (an operator's: only operators may create them), per key. */
+    private final Map<String, java.util.Set<String>> authorizationsSeen = new HashMap<>();
 
     SimChecker(SimWorld world) {
         this.world = world;
@@ -123,9 +130,7 @@ final class SimChecker {
     }
 
     void authorized(EffectKey key, Operator.Authorized a) {
-        if (a.created()) {
-            authorizations.merge(key.key(), 1, Integer::sum);
-        }
+        // counted from the records (afterWrite): an operator that crashed after the create still authorized
     }
 
     void reconciled(EffectKey key, Operator.Reconciled r) {
@@ -133,17 +138,22 @@ final class SimChecker {
     }
 
     void removed(Operator.GcEntry entry) {
+        // seen in the records (afterWrite): an operator that crashed after the delete still removed
+    }
+
+    /** Key {@code key} (incarnation {@code czxid}) is gone: only gc may do that, and only to a key past its retention. */
+    private void removedFromTree(String key, long czxid) {
         long now = world.sched.now();
+        removals.merge(key, 1, Integer::sum);
+        consumed.keySet().removeIf(k -> k.startsWith(key + "@"));
+        world.count("invariant: gc removal checked");
         for (Crossed c : crossings) {
-            if (c.key.equals(entry.key()) && now - c.at < SimWorld.RETENTION.toMillis() - Duration.ofMinutes(10).toMillis()) {
-                removals.merge(entry.key(), 1, Integer::sum);
-                violation("gc removed key " + entry.key().substring(0, 8) + " whose crossing by " + c.actor + " was only "
+            if (c.key.equals(key) && c.keyZxid == czxid
+                    && now - c.at < SimWorld.RETENTION.toMillis() - Duration.ofMinutes(10).toMillis()) {
+                violation("key " + key.substring(0, 8) + " was removed although " + c + " was only "
                         + Duration.ofMillis(now - c.at) + " ago by the server's clock");
             }
         }
-        removals.merge(entry.key(), 1, Integer::sum);
-        consumed.keySet().removeIf(k -> k.startsWith(entry.key() + "@"));
-        world.count("invariant: gc removal checked");
     }
 
     void jumped(long from, long to) {
@@ -180,6 +190,43 @@ final class SimChecker {
         // The ledger's rules are checked as crossings happen; the records' after each write.
     }
 
+    /**
+     * An executor's outcome belongs to the incarnation of the key it crossed in: one recorded in a key
+     * recreated since (gc, then a new contender) would be an executor write landing in a recreated znode.
+     */
+    private void landedInItsIncarnation(EffectKey key, long incarnation, KeyHistory.Scope scope) {
+        String task = scope.outcome().by().task();
+        boolean here = false;
+        Crossed elsewhere = null;
+        for (Crossed c : crossings) {
+            if (c.key.equals(key.key()) && c.actor.equals(task) && c.scope == scope.scope()) {
+                if (c.keyZxid == incarnation) {
+                    here = true;
+                } else {
+                    elsewhere = c;
+                }
+            }
+        }
+        if (!here && elsewhere != null) {
+            violation("the outcome of scope " + scope.scope() + " in key " + key.key().substring(0, 8) + "@" + incarnation
+                    + " was written by " + elsewhere + ", of an incarnation since removed");
+        }
+        world.count("invariant: outcome's incarnation checked");
+    }
+
+    /** The highest zxid anywhere under the key's znode (0 when it is absent): changes with any write below it. */
+    private long fingerprint(EffectKey key) {
+        String keyPath = Layout.keyPath(SimWorld.NS, key.key());
+        long print = 0;
+        for (String path : world.server.paths(keyPath)) {
+            org.apache.zookeeper.data.Stat stat = world.server.stat(path);
+            if (stat != null) {
+                print = Math.max(print, Math.max(stat.getMzxid(), Math.max(stat.getPzxid(), stat.getCzxid())));
+            }
+        }
+        return print;
+    }
+
     /** Something was written: every key's records, read by the real decoder, against the ledger. */
     void afterWrite() {
         if (eye == null) {
@@ -188,6 +235,10 @@ final class SimChecker {
                     "eye");
         }
         for (EffectKey key : world.keys) {
+            long print = fingerprint(key);
+            if (Long.valueOf(print).equals(fingerprints.put(key.key(), print))) {
+                continue; // nothing under the key changed since it was last checked
+            }
             KeyHistory history;
             try {
                 history = eye.inspect(key.key());
@@ -195,8 +246,20 @@ final class SimChecker {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException(e);
             }
+            Long incarnation = incarnations.get(key.key());
+            if (incarnation != null && (!history.exists() || history.zxid() != incarnation)) {
+                incarnations.remove(key.key());
+                removedFromTree(key.key(), incarnation);
+            }
             if (!history.exists()) {
                 continue;
+            }
+            incarnations.put(key.key(), history.zxid());
+            for (KeyHistory.Authorization a : history.authorizations()) {
+                if (a.name().startsWith("after-") && authorizationsSeen.computeIfAbsent(key.key(), k -> new java.util.HashSet<>())
+                        .add(history.zxid() + "/" + a.name())) {
+                    authorizations.merge(key.key(), 1, Integer::sum);
+                }
             }
             for (KeyHistory.Scope scope : history.scopes()) {
                 Crossed crossed = null;
@@ -205,7 +268,14 @@ final class SimChecker {
                         crossed = c;
                     }
                 }
+                if (scope.outcome() != null && scope.outcome().by() != null) {
+                    landedInItsIncarnation(key, history.zxid(), scope);
+                }
                 String id = key.key() + "@" + history.zxid() + "/" + scope.scope();
+                if (scope.state() == null) {
+                    world.count("records: an unreadable scope (readers stop)");
+                    continue; // unreadable: every reader stops on it (fail closed)
+                }
                 if (scope.state() == ScopeState.NOT_SENT) {
                     if (crossed == null) {
                         violation("scope " + scope.scope() + " of key " + key.key().substring(0, 8)

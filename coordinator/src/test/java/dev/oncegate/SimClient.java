@@ -190,7 +190,7 @@ final class SimClient implements ZooKeeperOps {
         return this;
     }
 
-    /** Closes the session (its ephemeral nodes go) and the client: closing the Curator client. */
+    /** Closes the session (its ephemeral nodes go) and the client (Curator's {@code close()}). */
     void shutdown() {
         if (!started) {
             return;

@@ -36,7 +36,9 @@ final class SimScheduler {
         final int index;
         private final Body body;
         private final Semaphore go = new Semaphore(0);
-        private Thread thread;
+        private final java.util.concurrent.CountDownLatch finished = new java.util.concurrent.CountDownLatch(1);
+        private volatile Thread thread;
+        private boolean started;
         /** Yielded at a call and ready to go on. */
         boolean ready;
         /** Waiting on a monitor until {@link #wakeAt} or an event. */
@@ -65,6 +67,13 @@ final class SimScheduler {
             return name;
         }
     }
+
+    /** Threads that carry actors, reused from history to history (an actor's thread ends with its body). */
+    private static final java.util.concurrent.ExecutorService CARRIERS = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "sim-actor");
+        t.setDaemon(true);
+        return t;
+    });
 
     final SplittableRandom random;
     private final List<Actor> actors = new ArrayList<>();
@@ -168,11 +177,10 @@ final class SimScheduler {
             throw new IllegalStateException(a + " is not alive");
         }
         current = a;
-        if (a.thread == null) {
+        if (!a.started) {
+            a.started = true;
             a.ready = false;
-            a.thread = new Thread(() -> runBody(a), "sim-" + a.name);
-            a.thread.setDaemon(true);
-            a.thread.start();
+            CARRIERS.execute(() -> runBody(a));
             a.go.release();
         } else if (a.parked) {
             a.parked = false;
@@ -189,6 +197,7 @@ final class SimScheduler {
     }
 
     private void runBody(Actor a) {
+        a.thread = Thread.currentThread();
         a.go.acquireUninterruptibly();
         try {
             if (!aborting) {
@@ -202,7 +211,9 @@ final class SimScheduler {
             a.done = true;
             a.ready = false;
             a.parked = false;
+            a.thread = null;
             current = null;
+            a.finished.countDown();
             back.release();
         }
     }
@@ -247,27 +258,28 @@ final class SimScheduler {
     void shutdown() {
         aborting = true;
         for (Actor a : actors) {
-            if (a.thread == null) {
+            if (!a.started) {
                 continue;
             }
-            for (int i = 0; i < 100 && a.thread.isAlive(); i++) {
-                Object m = a.monitor;
-                if (m != null) {
-                    synchronized (m) {
-                        a.granted = true;
-                        m.notifyAll();
+            try {
+                for (int i = 0; i < 100 && !a.finished.await(i < 10 ? 1 : 100, java.util.concurrent.TimeUnit.MILLISECONDS); i++) {
+                    Object m = a.monitor;
+                    if (m != null) {
+                        synchronized (m) {
+                            a.granted = true;
+                            m.notifyAll();
+                        }
                     }
+                    a.go.release();
                 }
-                a.go.release();
-                try {
-                    a.thread.join(i < 10 ? 10 : 100);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
             }
-            if (a.thread.isAlive()) {
-                throw new IllegalStateException("actor " + a + " did not unwind: " + java.util.Arrays.toString(a.thread.getStackTrace()));
+            if (a.finished.getCount() > 0) {
+                Thread t = a.thread;
+                throw new IllegalStateException("actor " + a + " did not unwind: "
+                        + (t == null ? "" : java.util.Arrays.toString(t.getStackTrace())));
             }
         }
     }

@@ -14,7 +14,6 @@ import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 
@@ -36,6 +35,9 @@ final class SimWorld {
     /** Virtual time starts here (a fixed instant, so that histories replay exactly). */
     static final long EPOCH = Instant.parse("2026-01-01T00:00:00Z").toEpochMilli();
     static final Duration RETENTION = Duration.ofDays(30);
+    /** Every simulated gate's meters: a registry without children records nothing, and shared, meters are made once. */
+    private static final io.micrometer.core.instrument.MeterRegistry METERS =
+            new io.micrometer.core.instrument.composite.CompositeMeterRegistry();
 
     /**
      * What a history has in it; each dimension can be turned off when a failure is shrunk.
@@ -81,7 +83,7 @@ final class SimWorld {
     final SimZooKeeper server;
     final SimChecker checker;
     final List<EffectKey> keys = new ArrayList<>();
-    final List<String> trace = new ArrayList<>();
+    final List<Object> trace = new ArrayList<>();
     /** Rules and situations the history exercised (for the coverage report). */
     final Map<String, Integer> rules = new TreeMap<>();
     private final Map<SimClient, SimScheduler.Actor> owners = new HashMap<>();
@@ -111,17 +113,17 @@ final class SimWorld {
             quiesce();
         } catch (SimChecker.Violation v) {
             // recorded by the checker
-        } catch (Exception e) {
-            checker.violation("the simulation itself failed: " + e);
+        } catch (Exception | AssertionError e) {
+            checker.violationQuietly("the simulation itself failed: " + describe(e));
         } finally {
             sched.shutdown();
         }
         for (SimScheduler.Actor a : sched.actors()) {
-            if (a.failure != null && !(a.failure instanceof SimScheduler.Abort)) {
+            if (a.failure != null && !(a.failure instanceof SimScheduler.Abort) && !(a.failure instanceof SimChecker.Violation)) {
                 checker.violationQuietly("actor " + a + " failed: " + describe(a.failure));
             }
         }
-        return new Result(seed, config, checker.violations(), trace, step, rules);
+        return new Result(seed, config, checker.violations(), trace.stream().map(Object::toString).toList(), step, rules);
     }
 
     // ---- setting up -----------------------------------------------------------------------------
@@ -237,7 +239,7 @@ final class SimWorld {
         self[0] = sched.spawn(name, () -> {
             SimClient c = client(name, WORKER, true);
             owners.put(c, self[0]);
-            DefaultGate gate = new DefaultGate(c, NS, new SimpleMeterRegistry(), clock(skew), Duration.ofMillis(leaseTtlMs),
+            DefaultGate gate = new DefaultGate(c, NS, METERS, clock(skew), Duration.ofMillis(leaseTtlMs),
                     Duration.ofSeconds(5), name, "sim-host", 1000 + self[0].index, false, ZxidMarks.inMemory());
             int entries = resumes ? 2 : 1;
             for (int e = 0; e < entries; e++) {
@@ -299,6 +301,10 @@ final class SimWorld {
             owners.put(c, self[0]);
             NamespaceState state = new NamespaceState(c, NS, clock(skew), ZxidMarks.inMemory(), false);
             DefaultOperator operator = new DefaultOperator(state, "ops-host");
+            SimClient adminClient = client("retention", ADMIN, true); // gc deletes keys: the admin's job
+            owners.put(adminClient, self[0]);
+            DefaultOperator retention = new DefaultOperator(new NamespaceState(adminClient, NS, clock(skew),
+                    ZxidMarks.inMemory(), false), "ops-host");
             int actions = 1 + sched.random.nextInt(4);
             for (int i = 0; i < actions; i++) {
                 pause(leaseTtlMs * 4);
@@ -323,15 +329,16 @@ final class SimWorld {
                             checker.jumped(from, sched.now());
                             trace("time jumps " + days + " days");
                         }
-                        Operator.GcReport report = operator.gc(RETENTION, false, entry -> {
+                        Operator.GcReport report = retention.gc(RETENTION, false, entry -> {
                             if (entry.removed()) {
                                 checker.removed(entry);
                             }
                         });
-                        count("operator: gc removed " + Math.min(report.removed(), 1) + "+");
+                        count("operator: gc removed " + (report.removed() > 0 ? "some" : "none"));
                     }
-                } catch (OncegateException refused) {
-                    count("operator: refused (" + refused.getClass().getSimpleName() + ")");
+                } catch (OncegateException | IllegalArgumentException | IllegalStateException refused) {
+                    count("operator: refused (" + refused.getClass().getSimpleName() + ": "
+                            + String.valueOf(refused.getMessage()).replaceAll("[0-9a-f]{64}", "KEY").split("[:(]")[0] + ")");
                 }
             }
         });
@@ -455,7 +462,7 @@ final class SimWorld {
                 }
             } else {
                 SimScheduler.Actor a = runnable.get(sched.random.nextInt(runnable.size()));
-                trace(a + ": " + a.pending);
+                trace(new Pending(a, a.pending));
                 sched.advanceTo(sched.now() + sched.random.nextInt(20));
                 sched.resume(a);
             }
@@ -464,6 +471,9 @@ final class SimWorld {
                 checker.afterWrite();
             }
             checker.afterStep();
+            if (!checker.violations().isEmpty()) {
+                throw new SimChecker.Violation(checker.violations().get(0)); // a violation on an actor's thread
+            }
         }
     }
 
@@ -529,7 +539,7 @@ final class SimWorld {
             self[0] = sched.spawn("late-" + key.key().substring(0, 6), () -> {
                 SimClient c = client(self[0].name, WORKER, false);
                 owners.put(c, self[0]);
-                DefaultGate gate = new DefaultGate(c, NS, new SimpleMeterRegistry(), clock(0), Duration.ofMillis(leaseTtlMs),
+                DefaultGate gate = new DefaultGate(c, NS, METERS, clock(0), Duration.ofMillis(leaseTtlMs),
                         Duration.ofSeconds(5), self[0].name, "sim-host", 1, false, ZxidMarks.inMemory());
                 try (Attempt attempt = gate.enter(key, Duration.ofMillis(leaseTtlMs * 3))) {
                     checker.late(self[0], key, attempt.decision());
@@ -554,12 +564,30 @@ final class SimWorld {
 
     // ---- helpers ----------------------------------------------------------------------------------
 
-    void trace(String line) {
-        trace.add(String.format("%5d %8d ms  %s", step, sched.now() - EPOCH, line));
+    private record Pending(SimScheduler.Actor actor, String what) {
+        @Override
+        public String toString() {
+            return actor + ": " + what;
+        }
     }
 
+    /** One line of the history, formatted only when it is printed (most histories are never read). */
+    private record Line(int step, long at, Object what) {
+        @Override
+        public String toString() {
+            return String.format("%5d %8d ms  %s", step, at - EPOCH, what);
+        }
+    }
+
+    void trace(Object line) {
+        trace.add(new Line(step, sched.now(), line));
+    }
+
+    /** Rules with their numbers made N, memoised: counting is on every step's path. */
+    private static final Map<String, String> RULE_NAMES = new java.util.concurrent.ConcurrentHashMap<>();
+
     void count(String rule) {
-        rules.merge(rule.replaceAll("\\d+", "N"), 1, Integer::sum);
+        rules.merge(RULE_NAMES.computeIfAbsent(rule, r -> r.replaceAll("\\d+", "N")), 1, Integer::sum);
     }
 
     long leaseTtlMs() {

@@ -55,6 +55,27 @@ class ExecutorCrashTest {
     }
 
     @Test
+    void armedWithoutOutcome_waiterWhoseWaitPassesThreeTtls_stopsUnknownNotWaitExpired() throws Exception {
+        // Given executor A armed scope 0 and crashed inside its action (found by the simulator: seed 1299)
+        Worker a = zk.newWorker("task-a");
+        Attempt attemptA = a.gate().enter(zk.key());
+        CrossingInFlight crossingA = zk.track(CrossingInFlight.cross(attemptA, zk.provider().verified()));
+        assertThat(crossingA.awaitInAction(Timing.EVENTUALLY)).isTrue();
+        a.crash();
+
+        // When a contender with a short lease TTL waits longer than three of them (the loop's own bound)
+        Worker waiter = zk.newWorker("task-waiter", builder -> builder.leaseTtl(Timing.SHORT_LEASE));
+        try (Attempt other = waiter.gate().enter(zk.key(), Timing.SHORT_LEASE.multipliedBy(4))) {
+
+            // Then its wait ends with the rules' decision, unknown (armed without outcome), not "wait expired"
+            assertThat(other.decision()).isInstanceOfSatisfying(Decision.StopUnknown.class,
+                    s -> assertThat(s.reason()).isEqualTo(StopReason.ARMED_WITHOUT_OUTCOME));
+        }
+        assertThat(zk.provider().deliveries()).isZero();
+        crossingA.releaseAndAwait(Timing.EVENTUALLY);
+    }
+
+    @Test
     void crashAfterArming_othersStopUnknownAndAtMostOneDelivery() throws Exception {
         // Given executor A armed scope 0 and is inside its (slow) action
         Worker a = zk.newWorker("task-a");
