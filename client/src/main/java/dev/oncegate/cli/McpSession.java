@@ -51,9 +51,13 @@ final class McpSession {
         synchronized (this) {
             requireOpen();
             effect = effects.get(key.key());
+            if (effect != null && (effect.phase() == McpEffect.Phase.CROSSING || effect.phase() == McpEffect.Phase.ARMED)) {
+                throw new IllegalStateException("check_effect: you already crossed this effect: do not submit again;"
+                        + " call record_outcome with what happened");
+            }
             boolean reusable = effect != null && switch (effect.phase()) {
-                case ENTERING, PROCEEDING, CROSSING, ARMED -> true;
-                case STOPPED, CROSSED, ENDED -> false;
+                case ENTERING, PROCEEDING -> true;
+                case CROSSING, ARMED, STOPPED, CROSSED, ENDED -> false;
             };
             if (!reusable) {
                 if (effects.size() >= MAX_EFFECTS) {

@@ -103,7 +103,7 @@ final class McpTools {
 
     static Tool checkTool() {
         Map<String, Object> properties = effectProperties(true);
-        properties.put("wait_seconds", Map.of("type", "integer", "minimum", 0, "maximum", MAX_WAIT_SECONDS,
+        properties.put("wait_seconds", ordered("type", "integer", "minimum", 0, "maximum", MAX_WAIT_SECONDS,
                 "default", 0, "description", "When another agent is delivering this effect right now, how long to"
                         + " wait for its result instead of answering stop_busy at once (default 0)."));
         return Tool.builder("check_effect", schema(properties, List.of()))
@@ -125,7 +125,7 @@ final class McpTools {
 
     static Tool checkpointTool() {
         Map<String, Object> properties = keyProperty();
-        properties.put("name", Map.of("type", "string", "minLength", 1, "maxLength", 128, "description",
+        properties.put("name", ordered("type", "string", "minLength", 1, "maxLength", 128, "description",
                 "The step you are about to take, e.g. attachment-picker, compose-dialog, resume-after-pause."));
         return Tool.builder("checkpoint_effect", schema(properties, List.of("key", "name")))
                 .title("Checkpoint before the boundary")
@@ -154,10 +154,10 @@ final class McpTools {
 
     static Tool recordTool() {
         Map<String, Object> properties = keyProperty();
-        properties.put("outcome", Map.of("type", "string", "enum", List.of("sent_verified", "not_sent", "unknown"),
+        properties.put("outcome", ordered("type", "string", "enum", List.of("sent_verified", "not_sent", "unknown"),
                 "description", "sent_verified: you saw confirmation that it was delivered. not_sent: you have proof"
                         + " that nothing was submitted. unknown: anything else."));
-        properties.put("evidence", Map.of("type", "string", "maxLength", MAX_EVIDENCE, "description",
+        properties.put("evidence", ordered("type", "string", "maxLength", MAX_EVIDENCE, "description",
                 "For sent_verified the receipt (a message id, a sent-folder entry, a confirmation text); for not_sent"
                         + " the proof that nothing was submitted; for unknown what happened. Required for"
                         + " sent_verified and not_sent."));
@@ -190,18 +190,18 @@ final class McpTools {
 
     private static Map<String, Object> effectProperties(boolean withKey) {
         Map<String, Object> p = withKey ? keyProperty() : Json.object();
-        p.put("destination", Map.of("type", "string", "minLength", 3, "description",
+        p.put("destination", ordered("type", "string", "minLength", 3, "description",
                 "Where the content goes, as PROVIDER:ID, e.g. slack:C024BE91L or mail:ops@example.com. Prefer the"
                         + " provider's stable id; when you only know the visible title, give it exactly (e.g."
                         + " slack:#general) and set identity to display-name. Copy it exactly: no trimming, no change"
                         + " of case."));
-        p.put("identity", Map.of("type", "string", "enum", List.of("stable", "display-name"), "default", "stable",
+        p.put("identity", ordered("type", "string", "enum", List.of("stable", "display-name"), "default", "stable",
                 "description", "stable: ID is a provider-assigned id (default). display-name: ID is an exact visible"
                         + " title, a weaker identity."));
-        p.put("file", Map.of("type", "string", "minLength", 1, "description",
+        p.put("file", ordered("type", "string", "minLength", 1, "description",
                 "Path of the exact file to deliver, readable by this server (absolute, or relative to its working"
                         + " directory); its SHA-256 is part of the key. Give file or sha256, not both."));
-        p.put("sha256", Map.of("type", "string", "pattern", KEY_PATTERN, "description",
+        p.put("sha256", ordered("type", "string", "pattern", KEY_PATTERN, "description",
                 "SHA-256 of the exact bytes to deliver (64 lower-case hex characters), e.g. of a message's UTF-8"
                         + " text, when there is no file. Give file or sha256, not both."));
         return p;
@@ -209,9 +209,18 @@ final class McpTools {
 
     private static Map<String, Object> keyProperty() {
         Map<String, Object> p = Json.object();
-        p.put("key", Map.of("type", "string", "pattern", KEY_PATTERN, "description",
+        p.put("key", ordered("type", "string", "pattern", KEY_PATTERN, "description",
                 "The effect key (64 lower-case hex characters) that check_effect or effect_key returned."));
         return p;
+    }
+
+    /** A JSON object with its fields in the order given (tools/list renders the same bytes every time). */
+    private static Map<String, Object> ordered(Object... fieldsAndValues) {
+        Map<String, Object> m = Json.object();
+        for (int i = 0; i < fieldsAndValues.length; i += 2) {
+            m.put((String) fieldsAndValues[i], fieldsAndValues[i + 1]);
+        }
+        return m;
     }
 
     private static Map<String, Object> schema(Map<String, Object> properties, List<String> required) {
