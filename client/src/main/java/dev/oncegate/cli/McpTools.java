@@ -373,6 +373,8 @@ final class McpTools {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return error(tool + ": interrupted: the session is ending. Do not send.");
+        } catch (RuntimeException e) {
+            return error(tool + ": unexpected failure, failing closed: " + e + ". Do not send.");
         }
     }
 
