@@ -77,7 +77,8 @@ final class McpTools {
                     return recorded(key, session.record(key, outcome, evidence));
                 }),
                 tool(inspectTool(), args -> {
-                    String key = effectKey(session, args, false).key();
+                    // By key, a key nobody entered yet is inspected too (exists: false).
+                    String key = args.get("key") != null ? keyAlone(args) : effectKey(session, args, false).key();
                     KeyHistory history = session.inspect(key);
                     Map<String, Object> out = Json.object();
                     out.put("instruction", "for reading only: this grants nothing; only check_effect can allow a"
@@ -391,13 +392,8 @@ final class McpTools {
 
     private static EffectKey effectKey(McpSession session, Map<String, Object> args, boolean keyAllowed)
             throws InterruptedException {
-        Object key = args.get("key");
-        boolean named = args.get("destination") != null || args.get("file") != null || args.get("sha256") != null;
-        if (key != null && keyAllowed) {
-            if (named) {
-                throw new IllegalArgumentException("key: give either key or destination with file/sha256, not both");
-            }
-            return session.effectKey(keyArgument(args));
+        if (args.get("key") != null && keyAllowed) {
+            return session.effectKey(keyAlone(args));
         }
         String destination = text(args, "destination", Destination.MAX_ID_BYTES + 64, true);
         String identity = text(args, "identity", 32, false);
@@ -414,6 +410,14 @@ final class McpTools {
             throw new IllegalArgumentException("file, sha256: give exactly one of them: the content to deliver");
         }
         return file != null ? EffectKey.of(dest, Path.of(file)) : EffectKey.of(dest, sha256);
+    }
+
+    /** The key, given instead of destination and content. */
+    private static String keyAlone(Map<String, Object> args) {
+        if (args.get("destination") != null || args.get("file") != null || args.get("sha256") != null) {
+            throw new IllegalArgumentException("key: give either key or destination with file/sha256, not both");
+        }
+        return keyArgument(args);
     }
 
     private static String keyArgument(Map<String, Object> args) {

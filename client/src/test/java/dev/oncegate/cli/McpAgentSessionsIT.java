@@ -81,6 +81,35 @@ class McpAgentSessionsIT extends CliFixture {
     }
 
     @Test
+    void aSiblingThatWaits_isAnsweredWithTheDelivery_andItsSessionServesOtherCallsMeanwhile() throws Exception {
+        // Given an agent holding the lease, and a sibling waiting for its result
+        McpAgent a = McpAgent.start(dir, zk.connectString(), "holder");
+        McpAgent b = McpAgent.start(dir, zk.connectString(), "waiter");
+        assertThat(a.call("check_effect", Map.of("destination", dest, "file", content.toString()))
+                .get("decision").asText()).isEqualTo("proceed");
+        ExecutorService thread = Executors.newSingleThreadExecutor();
+        try {
+            Future<JsonNode> waiting = thread.submit(() -> b.call("check_effect",
+                    Map.of("destination", dest, "file", content.toString(), "wait_seconds", 120)));
+
+            // When the waiter's session is asked something else meanwhile, and the holder then delivers
+            JsonNode inspected = b.call("inspect_effect", Map.of("key", key.key()));
+            assertThat(inspected.get("state").asText()).isEqualTo("leased");
+            assertThat(waiting).isNotDone();
+            assertThat(deliverOnce(a)).isEqualTo("delivered");
+
+            // Then the waiter is answered with the holder's delivery, in words
+            JsonNode answer = waiting.get(Timing.PROCESS.toSeconds(), TimeUnit.SECONDS);
+            assertThat(answer.get("decision").asText()).isEqualTo("stop_sent");
+            assertThat(answer.get("instruction").asText()).startsWith("do not send: already delivered (sent_verified)"
+                    + " by task holder");
+            assertThat(deliveries).hasSize(1);
+        } finally {
+            thread.shutdownNow();
+        }
+    }
+
+    @Test
     void aSessionThatCrossesAndDisconnects_leavesTheKeyUnknown_andASiblingIsToldNotToSend() throws Exception {
         // Given an agent that crossed (it may be pressing submit right now)
         McpAgent a = McpAgent.start(dir, zk.connectString(), "crosser");
