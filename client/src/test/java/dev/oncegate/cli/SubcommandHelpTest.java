@@ -34,6 +34,7 @@ class SubcommandHelpTest {
             Map.entry("acl", List.of(0, 2, 13)),
             Map.entry("server", List.of(0, 2, 13)),
             Map.entry("exporter", List.of(0, 2)),
+            Map.entry("mcp", List.of(0, 1, 2)),
             Map.entry("doctor", List.of(0, 2, 13)),
             Map.entry("demo", List.of(0, 1, 2, 130)),
             Map.entry("help", List.of(0, 2)),

@@ -1,0 +1,230 @@
+package dev.oncegate.cli;
+
+import java.io.FileDescriptor;
+import java.io.FileInputStream;
+import java.io.FileOutputStream;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.oncegate.Gate;
+import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpSyncServer;
+import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
+import io.modelcontextprotocol.spec.McpSchema.ServerCapabilities;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code oncegate mcp}: the gate as Model Context Protocol tools over stdio ({@link McpTools}),
+ * for LLM agents, on the official MCP Java SDK.
+ *
+ * <p>One process is one MCP session is one agent task: one ZooKeeper session, one {@link Gate}
+ * with this task's id, and the effects the agent works on ({@link McpSession}). stdout carries
+ * the protocol and nothing else (everything else, logging included, goes to stderr). The session
+ * ends when the client closes stdin or sends SIGTERM/SIGINT: then every effect ends the
+ * protocol's way (a lease not yet crossed is released; a crossing whose outcome the agent never
+ * reported is recorded {@code send_status_unknown}), within {@code --shutdown-grace}.
+ */
+@Command(name = "mcp", mixinStandardHelpOptions = true,
+        description = "Serve the gate as MCP tools over stdio (effect_key, check_effect, checkpoint_effect, cross_effect,"
+                + " record_outcome, inspect_effect) for an LLM agent: one process is one agent task, started by the"
+                + " agent runtime from its MCP configuration.",
+        footer = {"", "stdout carries the MCP protocol only; logs go to stderr. The session ends when the client closes"
+                + " stdin or on SIGTERM/SIGINT: an effect held but not crossed is released; a crossing whose outcome was"
+                + " not reported with record_outcome is recorded send_status_unknown.",
+                "",
+                "Exit codes: 0 the session ended and everything it held was released or recorded as reported; 1 the"
+                        + " session ended before the agent reported a crossing's outcome (recorded send_status_unknown);"
+                        + " 2 usage error or bad input."})
+final class McpCommand extends NamespaceCommand {
+
+    @Option(names = "--task-id", paramLabel = "ID",
+            description = "This agent task's id, recorded in the lease, armed and outcome records and shown to sibling"
+                    + " agents (default: $$" + RunCommand.TASK_ID_ENV + ", else host:pid).")
+    String taskId;
+
+    @Option(names = "--lease-ttl", paramLabel = "DURATION", defaultValue = "60s", converter = Durations.class,
+            description = "How long an effect's lease lasts without a checkpoint before a sibling may take it over,"
+                    + " which fences this agent (default: ${DEFAULT-VALUE}; a model is slower than a program).")
+    Duration leaseTtl;
+
+    @Option(names = "--shutdown-grace", paramLabel = "DURATION", defaultValue = "10s", converter = Durations.class,
+            description = "When the session ends, how long to wait for the releases and outcome writes (default:"
+                    + " ${DEFAULT-VALUE}; at most 1h).")
+    Duration shutdownGrace;
+
+    @Override
+    public Integer call() throws InterruptedException {
+        ZooKeeperConnection.Settings settings = zookeeper.settings();
+        String task = validate();
+        EndOfInput stdin = new EndOfInput(new FileInputStream(FileDescriptor.in));
+        OutputStream stdout = new FileOutputStream(FileDescriptor.out);
+        // The protocol owns stdout: anything else printed by mistake goes to stderr.
+        System.setOut(System.err);
+        try (ZooKeeperConnection zk = zookeeper.open(settings);
+             Gate gate = zk.gate(b -> {
+                 b.leaseTtl(leaseTtl);
+                 if (task != null) {
+                     b.taskId(task);
+                 }
+             })) {
+            McpSession session = new McpSession(gate, zk::learnRoles);
+            Ending ending = new Ending(session, shutdownGrace);
+            Runtime.getRuntime().addShutdownHook(ending.hook);
+            McpSyncServer server = McpServer.sync(new StdioServerTransportProvider(
+                            new JacksonMcpJsonMapper(new ObjectMapper()), stdin, stdout))
+                    .serverInfo("oncegate", version())
+                    .instructions(McpTools.INSTRUCTIONS)
+                    .capabilities(ServerCapabilities.builder().tools(false).build())
+                    .tools(McpTools.specifications(session))
+                    .build();
+            try {
+                stdin.ended.await();
+                return ending.end("the MCP client closed the session");
+            } finally {
+                ending.removeHook();
+                server.close();
+            }
+        }
+    }
+
+    /** Checks what picocli cannot; returns the task id (null: the gate's default). */
+    private String validate() {
+        String task = taskId != null ? taskId : System.getenv(RunCommand.TASK_ID_ENV);
+        if (task != null && task.isEmpty() && taskId == null) {
+            task = null;
+        }
+        if (task != null && (task.isEmpty() || task.length() > 256)) {
+            throw usage((taskId != null ? "--task-id" : RunCommand.TASK_ID_ENV)
+                    + ": must be 1 to 256 characters, got " + task.length());
+        }
+        if (leaseTtl.compareTo(Duration.ofSeconds(1)) < 0) {
+            throw usage("--lease-ttl: must be at least 1s, got " + Durations.format(leaseTtl));
+        }
+        if (shutdownGrace.isZero() || shutdownGrace.compareTo(RunCommand.MAX_SHUTDOWN_GRACE) > 0) {
+            throw usage("--shutdown-grace: must be more than zero and at most 1h, got " + Durations.format(shutdownGrace));
+        }
+        return task;
+    }
+
+    private static String version() {
+        String v = McpCommand.class.getPackage().getImplementationVersion();
+        return v != null ? v : "dev";
+    }
+
+    /** stdin, telling when it ends: the MCP client closed the session. */
+    static final class EndOfInput extends FilterInputStream {
+        final CountDownLatch ended = new CountDownLatch(1);
+
+        EndOfInput(InputStream in) {
+            super(in);
+        }
+
+        @Override
+        public int read() throws IOException {
+            return seen(guarded(() -> super.read()));
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            return seen(guarded(() -> super.read(b, off, len)));
+        }
+
+        @Override
+        public void close() throws IOException {
+            ended.countDown();
+            super.close();
+        }
+
+        private int seen(int n) {
+            if (n < 0) {
+                ended.countDown();
+            }
+            return n;
+        }
+
+        private int guarded(Read read) throws IOException {
+            try {
+                return read.read();
+            } catch (IOException e) {
+                ended.countDown();
+                throw e;
+            }
+        }
+
+        @FunctionalInterface
+        private interface Read {
+            int read() throws IOException;
+        }
+    }
+
+    /**
+     * The session's end, exactly once, from whichever comes first: stdin closing (the main thread)
+     * or a signal (the shutdown hook, which then exits with the session's code as {@code run}'s does).
+     */
+    private static final class Ending {
+        final Thread hook;
+        private final McpSession session;
+        private final Duration grace;
+        private final CountDownLatch done = new CountDownLatch(1);
+        private boolean started;
+        private volatile int code = ExitCode.OK;
+
+        Ending(McpSession session, Duration grace) {
+            this.session = session;
+            this.grace = grace;
+            this.hook = new Thread(this::onSignal, "oncegate-mcp-shutdown");
+        }
+
+        /** Ends the session (or waits for the end already under way); returns the exit code. */
+        int end(String why) throws InterruptedException {
+            boolean first;
+            synchronized (this) {
+                first = !started;
+                started = true;
+            }
+            if (!first) {
+                done.await(grace.toMillis() + 1_000, TimeUnit.MILLISECONDS);
+                return code;
+            }
+            try {
+                int unreported = session.end(why, grace);
+                code = unreported > 0 ? ExitCode.SEND_STATUS_UNKNOWN : ExitCode.OK;
+                if (unreported > 0) {
+                    System.err.println("oncegate mcp: " + why + " before the agent reported the outcome of " + unreported
+                            + " crossing(s): recorded send_status_unknown (`oncegate inspect` shows them)");
+                }
+            } finally {
+                done.countDown();
+            }
+            return code;
+        }
+
+        void removeHook() {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException alreadyShuttingDown) {
+                // the hook is running: it ends the session and exits
+            }
+        }
+
+        private void onSignal() {
+            int exit;
+            try {
+                exit = end("the MCP server was told to stop (SIGTERM/SIGINT)");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                exit = ExitCode.SEND_STATUS_UNKNOWN;
+            }
+            System.err.flush();
+            Runtime.getRuntime().halt(exit);
+        }
+    }
+}

@@ -1,0 +1,178 @@
+package dev.oncegate.cli;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.oncegate.Crossing;
+import dev.oncegate.Decision;
+import dev.oncegate.Destination;
+import dev.oncegate.EffectKey;
+import dev.oncegate.Gate;
+import dev.oncegate.IdentityKind;
+import dev.oncegate.KeyHistory;
+import dev.oncegate.Outcome;
+
+/**
+ * The agent task of one MCP session ({@code oncegate mcp}): the effects it works on, each an
+ * {@link McpEffect} by key, on one {@link Gate}. The session's end ends every effect (before a
+ * crossing: released; after it: unknown unless reported).
+ *
+ * <p>Thread-safe: the map is guarded by this object's lock, never held while waiting on an effect.
+ */
+final class McpSession {
+
+    /** Effects a session may hold at once (each has a thread): an agent works on a few. */
+    static final int MAX_EFFECTS = 64;
+
+    private final Gate gate;
+    private final McpEffect.Preparation prepare;
+    private final Map<String, McpEffect> effects = new LinkedHashMap<>();
+    private String ended;
+
+    McpSession(Gate gate, McpEffect.Preparation prepare) {
+        this.gate = gate;
+        this.prepare = prepare;
+    }
+
+    String namespace() {
+        return gate.namespace();
+    }
+
+    /**
+     * {@code check_effect}: the decision for {@code key}. An effect this session is entering or
+     * holding answers with its own decision (a retried call never enters twice); a stopped or
+     * finished one is entered again.
+     */
+    McpEffect check(EffectKey key, Duration wait) throws InterruptedException {
+        McpEffect effect;
+        synchronized (this) {
+            requireOpen();
+            effect = effects.get(key.key());
+            if (effect != null && (effect.phase() == McpEffect.Phase.CROSSING || effect.phase() == McpEffect.Phase.ARMED)) {
+                throw new IllegalStateException("check_effect: you already crossed this effect: do not submit again;"
+                        + " call record_outcome with what happened");
+            }
+            boolean reusable = effect != null && switch (effect.phase()) {
+                case ENTERING, PROCEEDING -> true;
+                case CROSSING, ARMED, STOPPED, CROSSED, ENDED -> false;
+            };
+            if (!reusable) {
+                if (effects.size() >= MAX_EFFECTS) {
+                    evictFinished();
+                }
+                if (effects.size() >= MAX_EFFECTS) {
+                    throw new IllegalStateException("check_effect: this session already works on " + MAX_EFFECTS
+                            + " effects at once: finish them (cross_effect and record_outcome) first");
+                }
+                effect = McpEffect.enter(gate, key, wait, prepare);
+                effects.put(key.key(), effect);
+            }
+        }
+        effect.awaitEntry();
+        return effect;
+    }
+
+    /** The effect this session holds for {@code key}; IllegalStateException saying what to do otherwise. */
+    McpEffect held(String key, String tool) {
+        synchronized (this) {
+            requireOpen();
+            McpEffect effect = effects.get(key);
+            if (effect == null) {
+                throw new IllegalStateException(tool + ": this session has not checked effect " + key
+                        + ": call check_effect first, and act only if it says proceed");
+            }
+            return effect;
+        }
+    }
+
+    /** {@code checkpoint_effect}. */
+    Decision checkpoint(String key, String name) throws InterruptedException {
+        return held(key, "checkpoint_effect").checkpoint(name);
+    }
+
+    /** {@code cross_effect}. */
+    McpEffect.CrossAnswer cross(String key) throws InterruptedException {
+        return held(key, "cross_effect").cross();
+    }
+
+    /** {@code record_outcome}. */
+    Crossing.Crossed record(String key, Outcome outcome, String evidence) throws InterruptedException {
+        return held(key, "record_outcome").record(outcome, evidence);
+    }
+
+    /** {@code inspect_effect}: everything recorded, read without a lock. */
+    KeyHistory inspect(String key) throws InterruptedException {
+        return gate.inspect(key);
+    }
+
+    /**
+     * The effect key of a key given as text: this session's own, else rebuilt from the key record
+     * that its first contender wrote (and checked against the key).
+     *
+     * @throws IllegalArgumentException when nobody ever entered the key (its destination and content are unknown)
+     */
+    EffectKey effectKey(String key) throws InterruptedException {
+        synchronized (this) {
+            McpEffect effect = effects.get(key);
+            if (effect != null) {
+                return effect.key();
+            }
+        }
+        KeyHistory.KeyRecord record = gate.inspect(key).record();
+        if (record == null) {
+            throw new IllegalArgumentException("key: no agent has entered " + key + " yet, so its destination and"
+                    + " content are unknown here: name the effect by destination and file (or sha256) instead");
+        }
+        Destination destination = new Destination(record.provider(), IdentityKind.fromWireName(record.identity()),
+                record.destination());
+        EffectKey effectKey = EffectKey.of(destination, record.sha256());
+        if (!effectKey.key().equals(key)) {
+            throw new IllegalArgumentException("key: the key record of " + key + " names another effect ("
+                    + effectKey.key() + "): name the effect by destination and file (or sha256) instead");
+        }
+        return effectKey;
+    }
+
+    /**
+     * Ends the session: every effect ends (see {@link McpEffect#end}), then waits up to
+     * {@code grace} in all for their last writes. Idempotent.
+     *
+     * @return how many crossings ended unreported (each recorded as {@code send_status_unknown})
+     */
+    int end(String why, Duration grace) throws InterruptedException {
+        List<McpEffect> all;
+        synchronized (this) {
+            if (ended == null) {
+                ended = why;
+            }
+            all = new ArrayList<>(effects.values());
+        }
+        int unreported = 0;
+        for (McpEffect effect : all) {
+            if (effect.end(why)) {
+                unreported++;
+            }
+        }
+        long deadline = System.nanoTime() + grace.toNanos();
+        for (McpEffect effect : all) {
+            effect.awaitEnd(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+        }
+        return unreported;
+    }
+
+    private void requireOpen() {
+        if (ended != null) {
+            throw new IllegalStateException("the session is ending (" + ended + "): do not submit");
+        }
+    }
+
+    private void evictFinished() {
+        effects.values().removeIf(e -> switch (e.phase()) {
+            case STOPPED, CROSSED, ENDED -> true;
+            default -> false;
+        });
+    }
+}

@@ -1,0 +1,248 @@
+package dev.oncegate.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.oncegate.testing.Timing;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code oncegate mcp} driven over stdio by the MCP SDK's client, one process per agent task,
+ * against a real ZooKeeper: siblings racing for one effect, a session that ends after crossing
+ * and one that ends before it, with what the records say afterwards. The "delivery" is the test's
+ * own ledger: an agent appends to it only when cross_effect told it to proceed.
+ */
+class McpAgentSessionsIT extends CliFixture {
+
+    private final List<String> deliveries = new CopyOnWriteArrayList<>();
+
+    @AfterEach
+    void endEverySession() {
+        McpAgent.closeAll();
+    }
+
+    @Test
+    void twoSiblingSessionsRaceForOneEffect_exactlyOneIsToldToProceed_andTheOtherLearnsWhoDelivered() throws Exception {
+        // Given two sibling agent tasks, each with its own MCP session
+        McpAgent a = McpAgent.start(dir, zk.connectString(), "sibling-a");
+        McpAgent b = McpAgent.start(dir, zk.connectString(), "sibling-b");
+
+        // When both try to deliver the same file to the same destination at the same moment
+        CyclicBarrier start = new CyclicBarrier(2);
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            Future<String> ra = threads.submit(() -> {
+                start.await();
+                return deliverOnce(a);
+            });
+            Future<String> rb = threads.submit(() -> {
+                start.await();
+                return deliverOnce(b);
+            });
+            List<String> results = List.of(ra.get(Timing.PROCESS.toSeconds(), TimeUnit.SECONDS),
+                    rb.get(Timing.PROCESS.toSeconds(), TimeUnit.SECONDS));
+
+            // Then exactly one was told to proceed and delivered; the other was stopped
+            assertThat(deliveries).as(results.toString()).hasSize(1);
+            assertThat(results).containsOnlyOnce("delivered");
+            assertThat(results).filteredOn(r -> !r.equals("delivered")).singleElement()
+                    .isIn("stop_busy", "stop_sent");
+        } finally {
+            threads.shutdownNow();
+        }
+        String winner = deliveries.get(0).split(" ")[0];
+        McpAgent loser = winner.equals(a.task) ? b : a;
+
+        // And the loser, checking again, is told in words who delivered it and not to send again
+        JsonNode again = loser.call("check_effect", Map.of("destination", dest, "file", content.toString()));
+        assertThat(again.get("decision").asText()).isEqualTo("stop_sent");
+        assertThat(again.get("instruction").asText())
+                .startsWith("do not send: already delivered (sent_verified) by task " + winner)
+                .contains("Do not send again");
+        assertThat(again.get("evidence").get("task").asText()).isEqualTo(winner);
+        assertThat(outcome(0)).contains("sent_verified").contains("message id 42");
+    }
+
+    @Test
+    void aSiblingThatWaits_isAnsweredWithTheDelivery_andItsSessionServesOtherCallsMeanwhile() throws Exception {
+        // Given an agent holding the lease, and a sibling waiting for its result
+        McpAgent a = McpAgent.start(dir, zk.connectString(), "holder");
+        McpAgent b = McpAgent.start(dir, zk.connectString(), "waiter");
+        assertThat(a.call("check_effect", Map.of("destination", dest, "file", content.toString()))
+                .get("decision").asText()).isEqualTo("proceed");
+        ExecutorService thread = Executors.newSingleThreadExecutor();
+        try {
+            Future<JsonNode> waiting = thread.submit(() -> b.call("check_effect",
+                    Map.of("destination", dest, "file", content.toString(), "wait_seconds", 120)));
+
+            // When the waiter's session is asked something else meanwhile, and the holder then delivers
+            JsonNode inspected = b.call("inspect_effect", Map.of("key", key.key()));
+            assertThat(inspected.get("state").asText()).isEqualTo("leased");
+            assertThat(waiting).isNotDone();
+            assertThat(deliverOnce(a)).isEqualTo("delivered");
+
+            // Then the waiter is answered with the holder's delivery, in words
+            JsonNode answer = waiting.get(Timing.PROCESS.toSeconds(), TimeUnit.SECONDS);
+            assertThat(answer.get("decision").asText()).isEqualTo("stop_sent");
+            assertThat(answer.get("instruction").asText()).startsWith("do not send: already delivered (sent_verified)"
+                    + " by task holder");
+            assertThat(deliveries).hasSize(1);
+        } finally {
+            thread.shutdownNow();
+        }
+    }
+
+    @Test
+    void aSessionThatCrossesAndDisconnects_leavesTheKeyUnknown_andASiblingIsToldNotToSend() throws Exception {
+        // Given an agent that crossed (it may be pressing submit right now)
+        McpAgent a = McpAgent.start(dir, zk.connectString(), "crosser");
+        assertThat(a.call("check_effect", Map.of("destination", dest, "file", content.toString()))
+                .get("decision").asText()).isEqualTo("proceed");
+        JsonNode crossed = a.call("cross_effect", Map.of("key", key.key()));
+        assertThat(crossed.get("decision").asText()).isEqualTo("proceed");
+        assertThat(crossed.get("idempotency_key").asText()).hasSize(32);
+
+        // When its session ends without record_outcome (the SDK's client closes: SIGTERM)
+        a.close();
+
+        // Then the outcome is recorded send_status_unknown, and inspect says so
+        await().atMost(Timing.APPEAR).until(() -> outcome(0) != null);
+        assertThat(outcome(0)).contains("send_status_unknown").contains("before the agent reported the outcome");
+        Cli.Result inspect = cli.run("inspect", "--connect", zk.connectString(), "--key", key.key());
+        assertThat(inspect.stdoutJson().get("state").asText()).as(inspect.toString()).isEqualTo("send_status_unknown");
+        // And a sibling is stopped: the effect may have been delivered
+        McpAgent b = McpAgent.start(dir, zk.connectString(), "sibling");
+        JsonNode check = b.call("check_effect", Map.of("key", key.key()));
+        assertThat(check.get("decision").asText()).isEqualTo("stop_unknown");
+        assertThat(check.get("instruction").asText()).startsWith("do not send: task crosser")
+                .contains("may already have been delivered");
+    }
+
+    @Test
+    void aSessionWhoseClientClosesStdinAfterCrossing_recordsUnknown_exits1_andWritesOnlyProtocolOnStdout()
+            throws Exception {
+        // Given an mcp process driven by hand, verbose (its logs must stay off stdout), that crossed
+        List<String> command = new ArrayList<>(McpAgent.javaJar());
+        command.addAll(List.of("mcp", "--connect", zk.connectString(), "--task-id", "by-hand", "-v"));
+        ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile())
+                .redirectError(dir.resolve("mcp-stderr.txt").toFile());
+        builder.environment().keySet().removeIf(name -> name.startsWith("ONCEGATE_"));
+        builder.environment().put("ONCEGATE_STATE_DIR", dir.resolve("state").toString());
+        Process process = builder.start();
+        List<String> stdout = new ArrayList<>();
+        try (OutputStream in = process.getOutputStream();
+             BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            send(in, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
+                    + "\"capabilities\":{},\"clientInfo\":{\"name\":\"by-hand\",\"version\":\"1\"}}}");
+            stdout.add(out.readLine());
+            send(in, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+            send(in, call(2, "check_effect", "{\"destination\":\"" + dest + "\",\"sha256\":\"" + key.sha256() + "\"}"));
+            stdout.add(out.readLine());
+            send(in, call(3, "cross_effect", "{\"key\":\"" + key.key() + "\"}"));
+            stdout.add(out.readLine());
+
+            // When the client closes stdin: the end of the session
+            in.close();
+            assertThat(process.waitFor(Timing.PROCESS.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            for (String line = out.readLine(); line != null; line = out.readLine()) {
+                stdout.add(line);
+            }
+        }
+
+        // Then it exits 1, the outcome is recorded unknown, and stdout held JSON-RPC and nothing else
+        String stderr = Files.readString(dir.resolve("mcp-stderr.txt"));
+        assertThat(process.exitValue()).as(stderr).isEqualTo(1);
+        assertThat(stderr).contains("recorded send_status_unknown");
+        assertThat(outcome(0)).contains("send_status_unknown");
+        assertThat(stdout).hasSize(3).allSatisfy(line ->
+                assertThat(Cli.JSON.readTree(line).get("jsonrpc").asText()).as(line).isEqualTo("2.0"));
+        assertThat(stdout.get(2)).contains("proceed: scope 0 is armed for you");
+    }
+
+    @Test
+    void aSessionThatEndsBeforeCrossing_releasesItsLease_soASiblingProceedsAtOnce() throws Exception {
+        // Given an agent holding the lease (it checked, and checkpointed before a picker)
+        McpAgent a = McpAgent.start(dir, zk.connectString(), "holder");
+        a.call("check_effect", Map.of("destination", dest, "file", content.toString()));
+        assertThat(a.call("checkpoint_effect", Map.of("key", key.key(), "name", "attachment-picker"))
+                .get("decision").asText()).isEqualTo("proceed");
+
+        // When its session ends before crossing
+        a.close();
+
+        // Then nothing was armed, and a sibling that does not wait is told to proceed in the same scope
+        assertThat(armedNode(0)).isNull();
+        McpAgent b = McpAgent.start(dir, zk.connectString(), "sibling");
+        assertThat(deliverOnce(b)).isEqualTo("delivered");
+        assertThat(deliveries).containsExactly("sibling " + deliveries.get(0).split(" ")[1]);
+        assertThat(outcome(0)).contains("sent_verified");
+    }
+
+    @Test
+    void recordOutcome_sentVerifiedWithoutEvidence_isRefused_andNothingIsRecordedUntilItIsGiven() throws Exception {
+        McpAgent a = McpAgent.start(dir, zk.connectString(), "careful");
+        a.call("check_effect", Map.of("destination", dest, "file", content.toString()));
+        a.call("cross_effect", Map.of("key", key.key()));
+
+        var refused = a.callRaw("record_outcome", Map.of("key", key.key(), "outcome", "sent_verified"));
+        assertThat(refused.isError()).isTrue();
+        assertThat(McpAgent.answer(refused).get("instruction").asText()).contains("evidence: missing");
+        assertThat(outcome(0)).isNull();
+
+        JsonNode recorded = a.call("record_outcome", Map.of("key", key.key(), "outcome", "not_sent",
+                "evidence", "the send button was never pressed: the compose dialog failed to open"));
+        assertThat(recorded.get("reads_as").asText()).isEqualTo("not_sent");
+        assertThat(recorded.get("instruction").asText()).contains("free again");
+        var twice = a.callRaw("record_outcome", Map.of("key", key.key(), "outcome", "sent_verified", "evidence", "x"));
+        assertThat(twice.isError()).isTrue();
+        assertThat(outcome(0)).contains("not_sent").contains("compose dialog failed to open");
+    }
+
+    /** An obedient agent: delivers only when check_effect and cross_effect both say proceed. */
+    private String deliverOnce(McpAgent agent) {
+        JsonNode check = agent.call("check_effect", Map.of("destination", dest, "file", content.toString()));
+        if (!check.get("decision").asText().equals("proceed")) {
+            assertThat(check.get("instruction").asText()).startsWith("do not send");
+            return check.get("decision").asText();
+        }
+        assertThat(check.get("key").asText()).isEqualTo(key.key());
+        JsonNode checkpoint = agent.call("checkpoint_effect", Map.of("key", key.key(), "name", "attachment-picker"));
+        assertThat(checkpoint.get("decision").asText()).isEqualTo("proceed");
+        JsonNode cross = agent.call("cross_effect", Map.of("key", key.key()));
+        if (!cross.get("decision").asText().equals("proceed")) {
+            return cross.get("decision").asText();
+        }
+        deliveries.add(agent.task + " " + cross.get("idempotency_key").asText());
+        JsonNode recorded = agent.call("record_outcome", Map.of("key", key.key(), "outcome", "sent_verified",
+                "evidence", "message id 42"));
+        assertThat(recorded.get("recorded").asBoolean()).isTrue();
+        return "delivered";
+    }
+
+    private static String call(int id, String tool, String arguments) {
+        return "{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"method\":\"tools/call\",\"params\":{\"name\":\"" + tool
+                + "\",\"arguments\":" + arguments + "}}";
+    }
+
+    private static void send(OutputStream in, String line) throws java.io.IOException {
+        in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+        in.flush();
+    }
+}
