@@ -69,6 +69,14 @@ final class Sidecar implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Sidecar.class);
 
+    static {
+        // The JDK's server writes a response's headers and body apart: without TCP_NODELAY, Nagle's algorithm and
+        // the client's delayed ACK hold every answer ~40 ms. Read once, when the first HttpServer is made.
+        if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+            System.setProperty("sun.net.httpserver.nodelay", "true");
+        }
+    }
+
     static final String JSON = "application/json";
     /** Longest evidence an outcome may carry: records stay compact (every server holds them in its heap). */
     static final int MAX_EVIDENCE = 2048;
