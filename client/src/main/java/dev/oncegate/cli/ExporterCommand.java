@@ -71,6 +71,15 @@ final class ExporterCommand extends NamespaceCommand {
 
     /** {@code --listen} as a socket address: {@code HOST:PORT} or {@code [IPv6]:PORT}. */
     private InetSocketAddress address() {
+        return listenAddress(listen, DEFAULT_LISTEN);
+    }
+
+    /**
+     * A {@code --listen} value as a socket address: {@code HOST:PORT} or {@code [IPv6]:PORT}.
+     *
+     * @throws IllegalArgumentException naming --listen when it is malformed (exit 2)
+     */
+    static InetSocketAddress listenAddress(String listen, String example) {
         String text = listen.strip();
         int colon = text.lastIndexOf(':');
         String host = colon < 0 ? "" : text.substring(0, colon);
@@ -84,13 +93,13 @@ final class ExporterCommand extends NamespaceCommand {
             // reported below
         }
         if (host.isEmpty() || port < 0 || port > 65535) {
-            throw usage("--listen: '" + listen + "' is not HOST:PORT with a port"
-                    + " from 0 to 65535 (e.g. " + DEFAULT_LISTEN + ", 0.0.0.0:9464, [::1]:9464)");
+            throw new IllegalArgumentException("--listen: '" + listen + "' is not HOST:PORT with a port"
+                    + " from 0 to 65535 (e.g. " + example + ", 0.0.0.0:9464, [::1]:9464)");
         }
         try {
             return new InetSocketAddress(InetAddress.getByName(host), port);
         } catch (UnknownHostException e) {
-            throw usage("--listen: unknown host '" + host + "'");
+            throw new IllegalArgumentException("--listen: unknown host '" + host + "'");
         }
     }
 

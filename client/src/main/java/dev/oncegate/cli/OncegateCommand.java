@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
         subcommands = {InitCommand.class, KeyCommand.class, RunCommand.class, InspectCommand.class,
                 ListCommand.class, AuthorizeCommand.class, ReconcileCommand.class, GcCommand.class, AclCommand.class,
                 McpCommand.class,
-                ServerCommand.class, ExporterCommand.class, DoctorCommand.class, DemoCommand.class,
+                ServerCommand.class, ExporterCommand.class, SidecarCommand.class, DoctorCommand.class, DemoCommand.class,
                 CommandLine.HelpCommand.class, AutoComplete.GenerateCompletion.class},
         footer = {"", "Exit codes: 0 delivered (sent_verified) or success, 1 crossed with unknown outcome,"
                 + " 2 usage error or bad input, 3 proven not_sent, 10 stop_sent, 11 stop_unknown,"

@@ -54,7 +54,10 @@ class DeployCommandLinesTest {
                         if (doc == null) {
                             continue;
                         }
-                        for (JsonNode container : doc.path("spec").path("template").path("spec").path("containers")) {
+                        JsonNode pod = doc.path("spec").path("template").path("spec");
+                        for (JsonNode container : (Iterable<JsonNode>) () -> java.util.stream.Stream.concat(
+                                java.util.stream.StreamSupport.stream(pod.path("containers").spliterator(), false),
+                                java.util.stream.StreamSupport.stream(pod.path("initContainers").spliterator(), false)).iterator()) {
                             if (container.path("name").asText().equals("oncegate") && container.path("command").isMissingNode()) {
                                 List<String> args = new ArrayList<>();
                                 container.path("args").forEach(a -> args.add(a.asText()));
@@ -72,7 +75,8 @@ class DeployCommandLinesTest {
     void systemdUnits_runCommandLinesTheCliAccepts() throws Exception {
         Map<String, List<String>> lines = systemdCommandLines();
 
-        assertThat(lines).containsKeys("oncegate-server.service", "oncegate-exporter.service", "oncegate-worker-example.service");
+        assertThat(lines).containsKeys("oncegate-server.service", "oncegate-exporter.service", "oncegate-worker-example.service",
+                "oncegate-sidecar.service");
         lines.forEach((unit, args) -> assertThatCode(() -> Main.commandLine().parseArgs(args.toArray(String[]::new)))
                 .as(unit + ": " + args).doesNotThrowAnyException());
     }
@@ -81,7 +85,7 @@ class DeployCommandLinesTest {
     void kubernetesContainers_runCommandLinesTheCliAccepts() throws Exception {
         Map<String, List<String>> lines = kubernetesCommandLines();
 
-        assertThat(lines).containsKeys("oncegate-exporter", "oncegate-init");
+        assertThat(lines).containsKeys("oncegate-exporter", "oncegate-init", "oncegate-sidecar-example");
         lines.forEach((workload, args) -> assertThatCode(() -> Main.commandLine().parseArgs(args.toArray(String[]::new)))
                 .as(workload + ": " + args).doesNotThrowAnyException());
     }

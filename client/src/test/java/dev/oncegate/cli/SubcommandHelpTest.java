@@ -33,6 +33,7 @@ class SubcommandHelpTest {
             Map.entry("gc", List.of(0, 2, 13)),
             Map.entry("acl", List.of(0, 2, 13)),
             Map.entry("server", List.of(0, 2, 13)),
+            Map.entry("sidecar", List.of(0, 1, 2)),
             Map.entry("exporter", List.of(0, 2)),
             Map.entry("mcp", List.of(0, 1, 2)),
             Map.entry("doctor", List.of(0, 2, 13)),

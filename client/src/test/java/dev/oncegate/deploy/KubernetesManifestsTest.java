@@ -91,6 +91,7 @@ class KubernetesManifestsTest {
     static List<JsonNode> containers(JsonNode workload) {
         List<JsonNode> out = new ArrayList<>();
         podSpec(workload).path("containers").forEach(out::add);
+        podSpec(workload).path("initContainers").forEach(out::add); // native sidecars (sidecar-example.yaml)
         return out;
     }
 
@@ -215,14 +216,14 @@ class KubernetesManifestsTest {
                 if (container.path("name").asText().equals("oncegate")) {
                     assertThat(container.path("image").asText()).as(workload.path("metadata").path("name").asText()).isEqualTo(expected);
                     commands.add(container.path("args").isEmpty() ? "" : container.path("args").get(0).asText());
-                } else {
+                } else if (!container.path("name").asText().equals("agent")) { // the sidecar example's agent: the user's image
                     assertThat(container.path("image").asText()).isEqualTo("zookeeper:" + ImageConfigTest.zooKeeperVersion());
                 }
                 assertThat(container.path("securityContext").path("allowPrivilegeEscalation").asBoolean(true)).isFalse();
             }
             assertThat(podSpec(workload).path("securityContext").path("runAsNonRoot").asBoolean()).isTrue();
         }
-        assertThat(commands).contains("init", "exporter");
+        assertThat(commands).contains("init", "exporter", "sidecar");
         JsonNode job = named("Job", "oncegate-init");
         assertThat(containers(job).get(0).path("args").get(0).asText()).isEqualTo("init");
         JsonNode worker = named("Deployment", "oncegate-worker-example");

@@ -56,13 +56,21 @@ record Bench(Options options, LogTally logs, PrintStream err) {
                 });
             }
             List<Report.MemoryResult> memory = memory(new MemoryPhase(server, fleet, keys, stage.progress()), fleet);
+            SidecarPhase sidecarPhase = new SidecarPhase(options, server, fleet, stage.progress());
+            String skipped = sidecarPhase.missing();
+            Report.SidecarResult sidecar = null;
+            if (skipped == null) {
+                sidecar = sidecarPhase.run();
+            } else {
+                stage.progress().note("sidecar phase skipped: " + skipped);
+            }
             long duplicates = stage.ledgers().values().stream().mapToLong(Ledger::duplicates).sum()
                     + memory.stream().mapToLong(Report.MemoryResult::duplicates).sum();
             List<Report.WorkloadResult> workloads = workloadResults(trials);
-            Ratios ratios = Ratios.of(workloads, memory);
+            Ratios ratios = Ratios.of(workloads, memory, sidecar);
             return new Report(1, "oncegate-bench", started.toString(), (System.nanoTime() - t0) / 1e9, options.seed(),
                     options.quick(), environment(server, loadAtStart), settings(), workloads, List.copyOf(memory),
-                    duplicates, duplicates == 0, ratios.values(), ratios.notes());
+                    duplicates, duplicates == 0, ratios.values(), ratios.notes(), sidecar, skipped);
         }
     }
 
@@ -82,7 +90,7 @@ record Bench(Options options, LogTally logs, PrintStream err) {
         }
         int rounds = options.trials() + (options.warmup().isZero() ? 0 : 1);
         return new Stage(arms, ledgers, new TrialRunner(server, fleet, keys, logs),
-                new Progress(err, pairs * rounds + 2));
+                new Progress(err, pairs * rounds + 5));
     }
 
     /** Makes the consumed keys of every arm that has a consumed workload, before any trial. */

@@ -50,6 +50,23 @@ final class MarkdownTable {
                     m.znodesPerKey(), m.heapBytesPerKey(), m.snapshotBytesPerKey(), m.dataBytesPerKey(),
                     m.containersReapedPerKey(), rate(m.keys() / m.seconds())));
         }
+        Report.SidecarResult sc = report.sidecar();
+        if (sc != null) {
+            md.append(String.format(Locale.ROOT, "%n| sidecar phase | value |%n|---|---|%n"
+                            + "| %d Python clients through oncegate sidecar, new keys: effects/s | %s |%n"
+                            + "| per effect p50 / p99 / p99.9 / max ms | %.2f / %.2f / %.2f / %.2f |%n"
+                            + "| one Python client: mean ms per effect (p50 / p99) | %.2f (%.2f / %.2f) |%n"
+                            + "| `oncegate run -- true`: mean ms per effect (%d runs) | %,.0f |%n"
+                            + "| open handles: heap bytes / resident bytes / threads per handle | %,.0f / %,.0f / %.3f (%d threads"
+                            + " with %d handles, %d without) |%n"
+                            + "| undecided | %d |%n", sc.clients(), rate(sc.perSecond()), sc.latency().p50Ms(),
+                    sc.latency().p99Ms(), sc.latency().p999Ms(), sc.latency().maxMs(), sc.oneClientMeanMs(),
+                    sc.oneClientLatency().p50Ms(), sc.oneClientLatency().p99Ms(), sc.runEffects(), sc.runMeanMs(),
+                    sc.heapBytesPerHandle(), sc.rssBytesPerHandle(), sc.threadsPerHandle(), sc.threadsWithHandles(),
+                    sc.openHandles(), sc.threadsWithoutHandles(), sc.undecided()));
+        } else if (report.sidecarSkipped() != null) {
+            md.append("\nSidecar phase skipped: ").append(report.sidecarSkipped()).append("\n");
+        }
         md.append("\n| ratio | value |\n|---|---|\n");
         report.ratios().forEach((name, value) -> md.append("| ").append(name).append(" | ")
                 .append(value == null ? "—" : String.format(Locale.ROOT, "%.3f", value)).append(" |\n"));

@@ -18,9 +18,15 @@ import java.util.concurrent.ThreadLocalRandom;
  * @param consumedKeys keys consumed beforehand for the consumed workload, per arm
  * @param memoryKeys   keys per arm in the memory phase
  * @param help         print the usage and stop
+ * @param sidecarJar   the CLI jar whose {@code oncegate sidecar} and {@code oncegate run} the sidecar phase runs
+ * @param python       the Python of the sidecar phase's agents
+ * @param pythonClient the directory holding the Python client's package ({@code client/python})
+ * @param sidecarHandles open handles at which the sidecar's footprint is measured
+ * @param runEffects   how many {@code oncegate run -- true} the sidecar phase times
  */
 record Options(boolean quick, Path out, long seed, int trials, Duration trial, Duration warmup, int consumedKeys,
-               long memoryKeys, boolean help) {
+               long memoryKeys, boolean help, Path sidecarJar, Path python, Path pythonClient, int sidecarHandles,
+               int runEffects) {
 
     static final String USAGE = """
             Usage: java -jar oncegate-bench.jar [--quick] [--out FILE] [--seed N] [--trials N]
@@ -31,6 +37,12 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
               --trials N         trials per arm and workload, at least 3 (default 5; --quick 3)
               --trial-seconds S  length of one trial (default 3; --quick 0.15)
               --memory-keys N    keys per arm in the memory phase (default 100000; --quick 100)
+              --sidecar-jar PATH the CLI jar for the sidecar phase (default client/target/oncegate.jar; the phase
+                                 is skipped, saying so, when it or Python is missing)
+              --python PATH      Python for the sidecar phase's agents (default /usr/bin/python3)
+              --python-client DIR  the Python client (default client/python)
+              --sidecar-handles N  open handles for the sidecar's footprint (default 1000; --quick 50)
+              --run-effects N    timed `oncegate run -- true` effects (default 10; --quick 2)
             Exit status: 0 when no arm executed an effect twice, 1 when one did or the run failed, 2 for bad options.""";
 
     Options {
@@ -39,6 +51,9 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
         }
         if (trial.isNegative() || trial.isZero()) {
             throw new IllegalArgumentException("--trial-seconds: must be positive");
+        }
+        if (sidecarHandles < 1 || runEffects < 1) {
+            throw new IllegalArgumentException("--sidecar-handles and --run-effects: at least 1");
         }
         if (memoryKeys < 1) {
             throw new IllegalArgumentException("--memory-keys: at least 1, got " + memoryKeys);
@@ -65,6 +80,11 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
         Integer trials = null;
         Double seconds = null;
         Long memoryKeys = null;
+        String sidecarJar = null;
+        String python = null;
+        String pythonClient = null;
+        Integer handles = null;
+        Integer runs = null;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             switch (arg) {
@@ -75,6 +95,11 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
                 case "--trials" -> trials = Math.toIntExact(number(value(args, ++i, arg), arg));
                 case "--trial-seconds" -> seconds = decimal(value(args, ++i, arg), arg);
                 case "--memory-keys" -> memoryKeys = number(value(args, ++i, arg), arg);
+                case "--sidecar-jar" -> sidecarJar = value(args, ++i, arg);
+                case "--python" -> python = value(args, ++i, arg);
+                case "--python-client" -> pythonClient = value(args, ++i, arg);
+                case "--sidecar-handles" -> handles = Math.toIntExact(number(value(args, ++i, arg), arg));
+                case "--run-effects" -> runs = Math.toIntExact(number(value(args, ++i, arg), arg));
                 default -> throw new IllegalArgumentException("unknown option " + arg);
             }
         }
@@ -85,7 +110,10 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
                 quick ? Duration.ZERO : Duration.ofSeconds(1),
                 quick ? 64 : 2000,
                 memoryKeys != null ? memoryKeys : quick ? 100 : 100_000,
-                help);
+                help, Path.of(sidecarJar != null ? sidecarJar : "client/target/oncegate.jar").toAbsolutePath(),
+                Path.of(python != null ? python : "/usr/bin/python3"),
+                Path.of(pythonClient != null ? pythonClient : "client/python").toAbsolutePath(),
+                handles != null ? handles : quick ? 50 : 1000, runs != null ? runs : quick ? 2 : 10);
     }
 
     private static String value(String[] args, int i, String option) {

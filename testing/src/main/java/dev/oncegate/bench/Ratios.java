@@ -32,6 +32,11 @@ final class Ratios {
 
     /** Computes every ratio; the notes say where each comes from. */
     static Ratios of(List<Report.WorkloadResult> workloads, List<Report.MemoryResult> memory) {
+        return of(workloads, memory, null);
+    }
+
+    /** {@link #of(List, List)} and the sidecar phase's ratios (null when it was skipped). */
+    static Ratios of(List<Report.WorkloadResult> workloads, List<Report.MemoryResult> memory, Report.SidecarResult sidecar) {
         Ratios r = new Ratios(workloads, memory);
         r.speed("oncegate_vs_naive_new_keys_16", Workload.NEW_KEYS_16, "naive");
         r.speed("oncegate_vs_naive_consumed", Workload.CONSUMED_16, "naive");
@@ -64,7 +69,26 @@ final class Ratios {
         r.speed("oncegate_shared_vs_oncegate_new_keys_16", Workload.NEW_KEYS_16, "oncegate_shared", "oncegate");
         r.cost("oncegate_shared_all_cpu_us_per_effect_16", Workload.NEW_KEYS_16, "oncegate_shared",
                 s -> s.processCpuMicros().median());
+        r.sidecar(sidecar);
         return r;
+    }
+
+    /** Issue 18: Python through the sidecar against the library's 16 threads, and against `oncegate run`. */
+    private void sidecar(Report.SidecarResult s) {
+        for (String arm : List.of("oncegate_shared", "oncegate")) {
+            Report.ArmResult library = Report.arms(workloads, Workload.NEW_KEYS_16).get(arm);
+            put("sidecar_python_vs_" + arm + "_new_keys_16", s == null || library == null
+                            || library.summary().perSecond().median() == 0 ? null
+                            : s.perSecond() / library.summary().perSecond().median(),
+                    "sidecar phase: effects/s of 16 Python processes through oncegate sidecar on new keys, over the median"
+                            + " effects/s of " + arm + " (16 threads in this JVM) on new_keys_16");
+        }
+        put("run_vs_sidecar_ms_per_effect", s == null || s.oneClientMeanMs() == 0 ? null : s.runMeanMs() / s.oneClientMeanMs(),
+                "sidecar phase: mean wall time of `oncegate run -- true` per effect over one Python client's mean per effect");
+        put("sidecar_heap_bytes_per_open_handle", s == null ? null : s.heapBytesPerHandle(),
+                "sidecar phase: the sidecar's heap after a full GC with the open handles, less without, per handle");
+        put("sidecar_threads_per_open_handle", s == null ? null : s.threadsPerHandle(),
+                "sidecar phase: the sidecar's threads with the open handles, less without, per handle");
     }
 
     Map<String, Double> values() {

@@ -19,10 +19,13 @@ import java.util.function.ToDoubleFunction;
  * @param duplicates   effects executed more than once, over all arms and phases
  * @param ratios       the same-run comparisons issue 9 tracks (null where an arm did not run)
  * @param ratioNotes   where each ratio comes from
+ * @param sidecar      the sidecar phase (issue 18), or null when it was skipped
+ * @param sidecarSkipped why the sidecar phase was skipped, or null
  */
 record Report(int schema, String tool, String started, double wallSeconds, long seed, boolean quick,
               Environment environment, Settings settings, List<WorkloadResult> workloads, List<MemoryResult> memory,
-              long duplicates, boolean passed, Map<String, Double> ratios, Map<String, String> ratioNotes) {
+              long duplicates, boolean passed, Map<String, Double> ratios, Map<String, String> ratioNotes,
+              SidecarResult sidecar, String sidecarSkipped) {
 
     /**
      * Where the run ran.
@@ -138,6 +141,25 @@ record Report(int schema, String tool, String started, double wallSeconds, long 
     record MemoryResult(String arm, long keys, double seconds, double znodesPerKey, double heapBytesPerKey,
                         double snapshotBytesPerKey, double dataBytesPerKey, double containersReapedPerKey,
                         long undecided, long duplicates) {
+    }
+
+    /**
+     * The sidecar phase ({@link SidecarPhase}): Python agents through {@code oncegate sidecar}, {@code oncegate run}
+     * per effect, and the sidecar's footprint per open handle.
+     *
+     * @param skipped            always null here (see {@link Report#sidecarSkipped})
+     * @param latency            per effect, from the agent's enter to its recorded outcome, over all clients
+     * @param oneClientMeanMs    mean per effect of one client alone
+     * @param runMeanMs          mean wall time of {@code oncegate run -- true} per effect, one after another
+     * @param heapBytesPerHandle the sidecar's heap after a full GC, per open handle (against none open)
+     * @param rssBytesPerHandle  its resident memory, per open handle
+     * @param threadsPerHandle   its threads, per open handle
+     */
+    record SidecarResult(String skipped, int clients, double seconds, long effects, double perSecond, Latency latency,
+                         long undecided, String firstError, double oneClientMeanMs, Latency oneClientLatency,
+                         int runEffects, double runMeanMs, int openHandles, double heapBytesPerHandle,
+                         double rssBytesPerHandle, double threadsPerHandle, int threadsWithoutHandles,
+                         int threadsWithHandles) {
     }
 
     /** The arm results of one workload, by arm name; empty when the workload did not run. */

@@ -1,0 +1,135 @@
+"""The Python client against a real sidecar and a real ZooKeeper server: what the fleet's records say afterwards."""
+import json
+import signal
+
+import pytest
+
+import oncegate
+from conftest import Sidecar, finish_agent, ledger_lines, start_agent
+
+
+def _enter_once(sidecar, effect, task):
+    """Enters the effect in this process and leaves at once: the decision a new agent would get."""
+    with sidecar.gate().effect(destination=effect["destination"], content=effect["content"].encode(), task=task) as e:
+        return e.decision
+
+
+def test_sixteenProcessesRace_oneDelivers(sidecar, effect):
+    # Given / When: 16 agent processes race for one effect, each willing to wait for the others' final decision
+    agents = [start_agent(sidecar, "deliver", effect, "agent-%d" % i, wait=60) for i in range(16)]
+    results = [finish_agent(a) for a in agents]
+
+    # Then: one delivery on the ledger; one agent proceeded, every other stopped on its sent_verified
+    assert len(ledger_lines(effect)) == 1
+    decisions = sorted(r.get("decision") for r in results)
+    assert decisions.count("proceed") == 1, results
+    assert set(decisions) == {"proceed", "stop_sent"}, results
+
+
+def test_resumedTask_stopsOnTheConsumedKey(sidecar, effect):
+    # Given: task-7 delivered yesterday
+    assert finish_agent(start_agent(sidecar, "deliver", effect, "task-7"))["outcome"]["reads_as"] == "sent_verified"
+
+    # When: the same task resumes overnight and tries again
+    resumed = finish_agent(start_agent(sidecar, "deliver", effect, "task-7"))
+
+    # Then: it stops on the consumed key, and nothing more is delivered
+    assert resumed["decision"] == "stop_sent"
+    assert len(ledger_lines(effect)) == 1
+
+
+def test_agentKilledAfterCrossing_leavesTheKeyUnknown(sidecar, effect):
+    # Given: an agent armed the scope (it wrote "armed" to the ledger) and is acting
+    agent = start_agent(sidecar, "hang", effect, "doomed")
+    assert json.loads(agent.stdout.readline())["decision"] == "proceed"
+
+    # When: it is killed with SIGKILL
+    agent.send_signal(signal.SIGKILL)
+    agent.wait()
+    agent.stdout.close()
+    agent.stderr.close()
+
+    # Then: every later agent stops unknown, and nothing is delivered twice
+    later = finish_agent(start_agent(sidecar, "deliver", effect, "later"))
+    assert later["decision"] == "stop_unknown"
+    assert ledger_lines(effect) == ["armed doomed"]
+
+
+def test_notSentWithEvidence_letsTheNextAgentDeliver(sidecar, effect):
+    # Given: the first agent proves its provider refused before accepting anything
+    first = finish_agent(start_agent(sidecar, "not_sent", effect, "first"))
+    assert first["outcome"]["reads_as"] == "not_sent"
+
+    # When: the next agent comes
+    second = finish_agent(start_agent(sidecar, "deliver", effect, "second"))
+
+    # Then: it delivers, in scope 1 with another idempotency key
+    assert second["outcome"]["reads_as"] == "sent_verified"
+    assert second["outcome"]["scope"] == 1
+    assert second["idempotency_key"] != first["idempotency_key"]
+    assert len(ledger_lines(effect)) == 1
+
+
+def test_exceptionInsideTheCrossing_recordsUnknownNeverNotSent(sidecar, effect):
+    # When: the agent's send raises after the request may have gone out
+    result = finish_agent(start_agent(sidecar, "raise", effect, "flaky"))
+
+    # Then: the outcome is send_status_unknown, and the next agent stops on it
+    assert "raised" in result
+    history = sidecar.gate().inspect(oncegate.effect_key(destination=effect["destination"],
+                                                         content=effect["content"].encode()))
+    assert history["state"] == "send_status_unknown"
+    assert "RuntimeError" in history["scopes"][0]["outcome"]["detail"]
+    assert _enter_once(sidecar, effect, "next").kind == "stop_unknown"
+
+
+def test_sidecarKilledMidCrossing_itsAgentsFailClosed(sidecar, effect, tmp_path):
+    # Given: through a sidecar of their own, agent A has crossed and agent B holds the lease of another effect
+    doomed = Sidecar(tmp_path, "doomed")
+    other = dict(effect, destination=effect["destination"] + ".b")
+    a = doomed.gate().effect(destination=effect["destination"], content=effect["content"].encode(), task="a")
+    b = doomed.gate().effect(destination=other["destination"], content=other["content"].encode(), task="b")
+    with a, b:
+        assert a.decision.proceed and b.decision.proceed
+        with pytest.raises(oncegate.Unavailable):
+            with a.crossing():
+                # When: the sidecar is killed while A acts
+                doomed.stop(signal.SIGKILL)
+                # (leaving the block reports unknown, which cannot reach the sidecar: Unavailable)
+        # Then: B cannot cross, so it never acts
+        with pytest.raises(oncegate.Unavailable):
+            with b.crossing():
+                open(effect["ledger"], "a").write("B acted\n")
+    assert ledger_lines(effect) == []
+    # and A's key reads unknown to every agent of the fleet
+    assert _enter_once(sidecar, effect, "after").kind == "stop_unknown"
+
+
+def test_sigtermMidCrossing_recordsUnknown(sidecar, effect, tmp_path):
+    # Given: an agent crossed through a sidecar that is being stopped
+    stopping = Sidecar(tmp_path, "stopping", ["--shutdown-grace", "2s"])
+    with stopping.gate().effect(destination=effect["destination"], content=effect["content"].encode(), task="t") as e:
+        with pytest.raises(oncegate.Unavailable):
+            with e.crossing():
+                # When: the sidecar gets SIGTERM before the agent reports
+                code = stopping.stop(signal.SIGTERM)
+    # Then: it recorded send_status_unknown and exited 0
+    assert code == 0
+    history = sidecar.gate().inspect(oncegate.effect_key(destination=effect["destination"],
+                                                         content=effect["content"].encode()))
+    assert history["state"] == "send_status_unknown"
+
+
+def test_wrongToken_changesNothing(sidecar, effect):
+    # When: an agent calls with another token
+    with pytest.raises(oncegate.SidecarError) as refused:
+        with sidecar.gate(token="not-the-token").effect(destination=effect["destination"],
+                                                        content=effect["content"].encode()):
+            pass
+
+    # Then: 401 naming Authorization, and the key was never created
+    assert refused.value.status == 401
+    assert refused.value.field == "Authorization"
+    history = sidecar.gate().inspect(oncegate.effect_key(destination=effect["destination"],
+                                                         content=effect["content"].encode()))
+    assert history["exists"] is False

@@ -1,0 +1,68 @@
+package dev.oncegate.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.concurrent.TimeUnit;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.oncegate.testing.Timing;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code oncegate sidecar} as a process: it writes its token with mode 0600, serves /healthz
+ * without it and /v1/ only with it, stops with exit 0 on SIGTERM, and refuses to listen beyond
+ * loopback without TLS.
+ */
+class SidecarCommandIT extends CliFixture {
+
+    @Test
+    void started_writesAToken0600_servesHealth_andStopsOnSigterm() throws Exception {
+        // Given: a sidecar on a free loopback port
+        Path token = dir.resolve("run").resolve("sidecar.token");
+        Files.createDirectories(token.getParent());
+        Cli.Running sidecar = cli.start("sidecar", "--connect", zk.connectString(), "--listen", "127.0.0.1:0",
+                "--token-file", token.toString());
+        await().atMost(Timing.APPEAR).until(() -> sidecar.stdout().contains("\"started\""));
+        JsonNode started = Cli.JSON.readTree(sidecar.stdout().strip());
+        String url = started.get("url").asText();
+        HttpClient http = HttpClient.newHttpClient();
+
+        // When: it is asked for its health, and for an enter without the token
+        HttpResponse<String> health = http.send(HttpRequest.newBuilder(URI.create(url + "/healthz")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> anonymous = http.send(HttpRequest.newBuilder(URI.create(url + "/v1/enter"))
+                .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
+
+        // Then: the token file is the owner's alone, health is ok, the enter is refused; SIGTERM ends it with 0
+        assertThat(started.get("token_file").asText()).isEqualTo(token.toString());
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(token))).isEqualTo("rw-------");
+        assertThat(Files.readString(token).strip()).hasSizeGreaterThanOrEqualTo(43);
+        assertThat(health.statusCode()).isEqualTo(200);
+        assertThat(Cli.JSON.readTree(health.body()).get("zookeeper").asText()).isEqualTo("connected");
+        assertThat(anonymous.statusCode()).isEqualTo(401);
+        sidecar.process().destroy();
+        assertThat(sidecar.process().waitFor(Timing.PROCESS.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(sidecar.process().exitValue()).isZero();
+    }
+
+    @Test
+    void listenBeyondLoopbackWithoutTls_exit2_andNoTokenWritten() throws Exception {
+        // When: it is asked to listen on every interface without TLS
+        Path token = dir.resolve("sidecar.token");
+        Cli.Result refused = cli.run("sidecar", "--connect", zk.connectString(), "--listen", "0.0.0.0:0",
+                "--token-file", token.toString());
+
+        // Then: exit 2 naming --listen and TLS, and no token file
+        assertThat(refused.exit()).isEqualTo(2);
+        assertThat(refused.stderr()).contains("--listen", "--tls-keystore");
+        assertThat(token).doesNotExist();
+    }
+}

@@ -1,0 +1,142 @@
+package dev.oncegate.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.Map;
+
+import dev.oncegate.testing.Timing;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The sidecar serves the library's lifecycle to agents: one proceeds and crosses, its siblings stop
+ * on what it recorded; checkpoints renew the token; not_sent with evidence frees the key; a lease
+ * handle dies with its idle agent, a crossing with its silent agent reads unknown.
+ */
+class SidecarLifecycleTest extends SidecarFixture {
+
+    @Override
+    Sidecar.Settings settings() {
+        return new Sidecar.Settings("sidecar-test", Timing.SHORT_LEASE, Duration.ofMillis(800), Duration.ofSeconds(2), 4, 16);
+    }
+
+    @Test
+    void twoAgents_oneCrossesAndVerifies_theOtherStopsSent() throws Exception {
+        // Given: agent A proceeds and holds the lease
+        Answer a = enter("agent-a");
+        assertThat(a.status()).isEqualTo(200);
+        assertThat(a.body().get("decision").asText()).isEqualTo("proceed");
+        assertThat(a.body().get("key").asText()).isEqualTo(key.key());
+
+        // When: B enters meanwhile, A checkpoints, crosses and reports sent_verified
+        Answer b = enter("agent-b");
+        Answer checkpoint = post("/v1/checkpoint", with(handle(a), "name", "attachment-picker"));
+        Map<String, Object> current = Map.of("handle", a.body().get("handle").asText(),
+                "token", checkpoint.body().get("token").asInt());
+        Answer cross = post("/v1/cross", current);
+        Answer outcome = post("/v1/outcome", with(current, "outcome", "sent_verified", "evidence", "msg-42"));
+
+        // Then: B stopped busy without a handle; A's crossing is recorded with the library's idempotency key
+        assertThat(b.body().get("decision").asText()).isEqualTo("stop_busy");
+        assertThat(b.body().get("handle").isNull()).isTrue();
+        assertThat(checkpoint.body().get("decision").asText()).isEqualTo("proceed");
+        assertThat(checkpoint.body().get("token").asInt()).isGreaterThan(a.body().get("token").asInt());
+        assertThat(cross.body().get("armed").asBoolean()).isTrue();
+        assertThat(cross.body().get("idempotency_key").asText()).hasSize(32);
+        assertThat(outcome.body().get("recorded").asBoolean()).isTrue();
+        assertThat(outcome.body().get("reads_as").asText()).isEqualTo("sent_verified");
+        assertThat(znode("/0/armed/outcome")).contains("sent_verified").contains("msg-42").contains("agent-a");
+        Answer c = enter("agent-c");
+        assertThat(c.body().get("decision").asText()).isEqualTo("stop_sent");
+        assertThat(c.body().get("evidence").get("task").asText()).isEqualTo("agent-a");
+    }
+
+    @Test
+    void notSentWithEvidence_nextAgentProceedsInScopeOne() throws Exception {
+        // Given: agent A crossed
+        Answer a = enter("agent-a");
+        post("/v1/cross", handle(a));
+
+        // When: it proves nothing was sent
+        Answer outcome = post("/v1/outcome", with(handle(a), "outcome", "not_sent", "evidence", "SMTP 550 before DATA"));
+
+        // Then: the next agent proceeds in scope 1, with a new idempotency key
+        assertThat(outcome.body().get("reads_as").asText()).isEqualTo("not_sent");
+        Answer b = enter("agent-b");
+        assertThat(b.body().get("decision").asText()).isEqualTo("proceed");
+        assertThat(b.body().get("scope").asInt()).isEqualTo(1);
+    }
+
+    @Test
+    void agentVanishesBeforeCrossing_itsLeaseIsReleasedAfterTheIdleTimeout() throws Exception {
+        // Given: agent A proceeds and never calls again
+        Answer a = enter("agent-a");
+        assertThat(a.body().get("decision").asText()).isEqualTo("proceed");
+
+        // When: the idle timeout passes
+        // Then: the sidecar released the lease (B proceeds in scope 0) and forgets A's handle
+        await().atMost(Timing.EVENTUALLY).until(() -> enterAndRelease("agent-b").equals("proceed"));
+        await().atMost(Timing.EVENTUALLY).until(() -> post("/v1/cross", handle(a)).status() == 404);
+        assertThat(znode("/0/armed")).isNull();
+    }
+
+    @Test
+    void agentVanishesAfterCrossing_theKeyReadsUnknownAndTheTimeoutRecordsIt() throws Exception {
+        // Given: agent A crossed and never reports
+        Answer a = enter("agent-a");
+        assertThat(post("/v1/cross", handle(a)).body().get("armed").asBoolean()).isTrue();
+
+        // When: another agent enters at once, and later, after the outcome timeout
+        Answer b = enter("agent-b");
+
+        // Then: armed reads unknown at once; the timeout records send_status_unknown, and a late report is refused
+        assertThat(b.body().get("decision").asText()).isEqualTo("stop_unknown");
+        await().atMost(Timing.EVENTUALLY).until(() -> outcome() != null);
+        assertThat(outcome()).contains("send_status_unknown").contains("--outcome-timeout");
+        Answer late = post("/v1/outcome", with(handle(a), "outcome", "not_sent", "evidence", "late"));
+        assertThat(late.status()).isEqualTo(409);
+        assertThat(late.body().get("field").asText()).isEqualTo("outcome");
+    }
+
+    @Test
+    void sessionLost_openHandlesFailClosed() throws Exception {
+        // Given: agent A proceeds
+        Answer a = enter("agent-a");
+
+        // When: the sidecar's ZooKeeper session expires
+        long session = connection.client().getZookeeperClient().getZooKeeper().getSessionId();
+        connection.client().getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
+        await().atMost(Timing.EVENTUALLY).until(() -> connection.client().getZookeeperClient().isConnected()
+                && connection.client().getZookeeperClient().getZooKeeper().getSessionId() != session);
+
+        // Then: its checkpoint stops unavailable and crossing is refused: nothing is armed
+        Answer checkpoint = post("/v1/checkpoint", with(handle(a), "name", "picker"));
+        assertThat(checkpoint.body().get("decision").asText()).isEqualTo("stop_unavailable");
+        Answer cross = post("/v1/cross", handle(a));
+        assertThat(cross.status()).isEqualTo(409);
+        assertThat(znode("/0/armed")).isNull();
+    }
+
+    @Test
+    void releaseBeforeCrossing_nextAgentProceedsAtOnce() {
+        // Given: agent A proceeds
+        Answer a = enter("agent-a");
+
+        // When: it releases its lease
+        Answer released = post("/v1/release", handle(a));
+
+        // Then: B proceeds at once; a second release changes nothing
+        assertThat(released.body().get("released").asBoolean()).isTrue();
+        assertThat(enter("agent-b").body().get("decision").asText()).isEqualTo("proceed");
+        assertThat(post("/v1/release", handle(a)).status()).isEqualTo(200);
+    }
+
+    private String enterAndRelease(String task) {
+        Answer b = enter(task);
+        if (b.body().get("handle").isTextual()) {
+            post("/v1/release", handle(b));
+        }
+        return b.body().get("decision").asText();
+    }
+}
