@@ -119,6 +119,18 @@ class BadInputTest extends CliFixture {
     }
 
     @Test
+    void demo_impossibleOptions_exit2_namingTheOption() {
+        for (String[] args : new String[][] {
+                {"demo", "--workers", "0"}, {"demo", "--effects", "-3"}, {"demo", "--contenders", "0"},
+                {"demo", "--fault-rate", "-1"}, {"demo", "--duration", "soon"}, {"demo", "--metrics-port", "70000"},
+                {"demo", "--bogus"}}) {
+            Cli.Result result = ops.run(args);
+            assertThat(result.exit()).as(result.toString()).isEqualTo(2);
+            assertThat(result.stderr()).as(result.toString()).contains(args[1].replace("--bogus", "bogus"));
+        }
+    }
+
+    @Test
     void helpAndVersion_exit0() {
         for (String command : List.of("init", "key", "run", "inspect", "server")) {
             Cli.Result help = ops.run(command, "--help");

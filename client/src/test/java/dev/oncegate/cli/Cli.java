@@ -19,7 +19,6 @@ import java.util.concurrent.TimeUnit;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.oncegate.testing.Timing;
-import picocli.CommandLine;
 
 /**
  * Runs {@code java -jar oncegate.jar …} as a separate process, the way operators and workers
@@ -120,6 +119,8 @@ final class Cli {
             PrintStream stdout = System.out;
             PrintStream stderr = System.err;
             InputStream stdin = System.in;
+            // Main.run sets the log levels of -v and of the demo as system properties: this JVM's stay
+            Map<String, String> logLevels = logLevels();
             try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
                     PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
                 System.setOut(o);
@@ -130,10 +131,19 @@ final class Cli {
                 System.setOut(stdout);
                 System.setErr(stderr);
                 System.setIn(stdin);
+                logLevels().keySet().forEach(System::clearProperty);
+                logLevels.forEach(System::setProperty);
             }
         }
         return new Result(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8),
                 String.join(" ", args));
+    }
+
+    private static Map<String, String> logLevels() {
+        Map<String, String> levels = new java.util.HashMap<>();
+        System.getProperties().stringPropertyNames().stream().filter(name -> name.startsWith("org.slf4j.simpleLogger."))
+                .forEach(name -> levels.put(name, System.getProperty(name)));
+        return levels;
     }
 
     /** {@code args} with {@code --state-dir DIR/state} after the subcommand, when it takes one and is not given one. */
@@ -141,14 +151,20 @@ final class Cli {
         if (args.length == 0) {
             return args;
         }
-        CommandLine sub = Main.commandLine().getSubcommands().get(args[0]);
-        if (sub == null || sub.getCommandSpec().findOption("--state-dir") == null
+        if (!StateDirCommands.NAMES.contains(args[0])
                 || List.of(args).stream().takeWhile(a -> !a.equals("--")).anyMatch(a -> a.startsWith("--state-dir"))) {
             return args;
         }
         List<String> with = new ArrayList<>(List.of(args));
         with.addAll(1, List.of("--state-dir", dir.resolve("state").toString()));
         return with.toArray(String[]::new);
+    }
+
+    /** The subcommands that take {@code --state-dir}, from the CLI's model (built once: it takes a while). */
+    private static final class StateDirCommands {
+        static final java.util.Set<String> NAMES = Main.commandLine().getSubcommands().entrySet().stream()
+                .filter(e -> e.getValue().getCommandSpec().findOption("--state-dir") != null)
+                .map(Map.Entry::getKey).collect(java.util.stream.Collectors.toUnmodifiableSet());
     }
 
     /** Starts a process without waiting. */
