@@ -25,16 +25,27 @@ public final class Main {
         // JSON and messages are UTF-8 whatever the locale (an ASCII locale would print '?').
         System.setOut(new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8));
         System.setErr(new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8));
+        System.exit(run(args));
+    }
+
+    /**
+     * Everything {@link #main} does but choosing the streams and exiting: configures logging,
+     * recovers the arguments' UTF-8 text, runs the command line on {@code System.out} and
+     * {@code System.err}, and returns the exit code ({@link ExitCode}). The tests run usage,
+     * parsing and operator commands through this in their own JVM; {@code run}, {@code server},
+     * {@code exporter} and {@code demo} install shutdown hooks and start processes, so they are
+     * tested as {@code java -jar oncegate.jar}.
+     */
+    static int run(String... args) {
         configureLogging(args);
         String[] text;
         try {
             text = Arguments.utf8(args);
         } catch (IllegalArgumentException e) {
             System.err.println("oncegate: " + e.getMessage());
-            System.exit(ExitCode.USAGE);
-            return;
+            return ExitCode.USAGE;
         }
-        System.exit(execute(text));
+        return execute(text);
     }
 
     /** Runs the command line; returns the exit code instead of exiting. */

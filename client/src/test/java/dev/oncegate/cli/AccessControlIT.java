@@ -44,6 +44,7 @@ class AccessControlIT {
     @TempDir
     Path dir;
     Cli cli;
+    Cli ops;
     Path content;
     String dest;
     EffectKey key;
@@ -67,8 +68,9 @@ class AccessControlIT {
     @BeforeEach
     void setUp() throws Exception {
         cli = new Cli(dir, Map.of());
+        ops = Cli.inProcess(dir);
         if (admin.checkExists().forPath(NS + "/genesis") == null) {
-            Cli.Result init = cli.run("init", "--connect", zk.connectString(), "--namespace", NS,
+            Cli.Result init = ops.run("init", "--connect", zk.connectString(), "--namespace", NS,
                     "--worker", WORKER, "--operator", OPERATOR, "--admin", ADMIN);
             assertThat(init.exit()).as(init.toString()).isZero();
             assertThat(init.stdoutJson().get("acls").asBoolean()).isTrue();
@@ -169,7 +171,7 @@ class AccessControlIT {
     @Test
     void operatorAuthorizesWithTheRunbookLine_pastedTwice_oneRedeliveryFollows() throws Exception {
         assertThat(run(WORKER, deliver()).exit()).isZero();
-        JsonNode story = Cli.JSON.readTree(cli.run("inspect", "--connect", zk.connectString(), "--namespace", NS,
+        JsonNode story = Cli.JSON.readTree(ops.run("inspect", "--connect", zk.connectString(), "--namespace", NS,
                 "--auth", OPERATOR, "--key", key.key()).stdout());
         String line = story.get("authorize_command").asText()
                 .replace("<you>", "ops").replace("<why>", "customer asked for a resend");
@@ -189,11 +191,11 @@ class AccessControlIT {
     void reconcileNeedsTheOperator_andAuthorizeRefusesTheWorker() throws Exception {
         assertThat(run(WORKER, deliver() + "; exit 7").exit()).isEqualTo(1); // send_status_unknown
 
-        Cli.Result byWorker = cli.run("reconcile", "--connect", zk.connectString(), "--namespace", NS, "--auth", WORKER,
+        Cli.Result byWorker = ops.run("reconcile", "--connect", zk.connectString(), "--namespace", NS, "--auth", WORKER,
                 "--key", key.key(), "--by", "worker", "--evidence", "trust me");
-        Cli.Result authorizeByWorker = cli.run("authorize", "--connect", zk.connectString(), "--namespace", NS,
+        Cli.Result authorizeByWorker = ops.run("authorize", "--connect", zk.connectString(), "--namespace", NS,
                 "--auth", WORKER, "--key", key.key(), "--after", "0", "--by", "worker", "--reason", "self-serve");
-        Cli.Result byOperator = cli.run("reconcile", "--connect", zk.connectString(), "--namespace", NS, "--auth", OPERATOR,
+        Cli.Result byOperator = ops.run("reconcile", "--connect", zk.connectString(), "--namespace", NS, "--auth", OPERATOR,
                 "--key", key.key(), "--by", "alice", "--evidence", "message 1234 is in the channel");
 
         assertThat(byWorker.exit()).as(byWorker.toString()).isEqualTo(13);

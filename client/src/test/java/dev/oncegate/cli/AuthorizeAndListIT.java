@@ -14,7 +14,7 @@ class AuthorizeAndListIT extends CliFixture {
     void authorizedRedelivery_deliversOnceMore_thenTheKeyIsConsumedAgain() throws Exception {
         assertThat(run(LEDGER_LINE).exit()).isEqualTo(0);
 
-        Cli.Result auth = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(), "--after", "0",
+        Cli.Result auth = ops.run("authorize", "--connect", zk.connectString(), "--key", key.key(), "--after", "0",
                 "--by", "ops@example", "--reason", "customer lost the file");
 
         assertThat(auth.exit()).as(auth.toString()).isEqualTo(0);
@@ -25,7 +25,7 @@ class AuthorizeAndListIT extends CliFixture {
         assertThat(new String(curator.getData().forPath(authPath)))
                 .as("the zkCli recipe's fields, and who ran it").startsWith("{\"v\":2,\"by\":\"ops@example\",\"reason\":\"customer lost the file\",\"actor\":{\"task\":\"oncegate\",");
 
-        Cli.Result second = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(), "--after", "0",
+        Cli.Result second = ops.run("authorize", "--connect", zk.connectString(), "--key", key.key(), "--after", "0",
                 "--by", "ops@example", "--reason", "again");
         assertThat(second.exit()).as("an unused authorization exists: nothing to add, " + second).isEqualTo(0);
         assertThat(second.stdoutJson().get("created").asBoolean()).isFalse();
@@ -39,21 +39,21 @@ class AuthorizeAndListIT extends CliFixture {
         assertThat(redelivered.runJson().get("scope").asInt()).isEqualTo(1);
         assertThat(repeat.exit()).as(repeat.toString()).isEqualTo(10);
         assertThat(ledgerLines()).hasSize(2);
-        JsonNode history = cli.run("inspect", "--connect", zk.connectString(), "--key", key.key()).stdoutJson();
+        JsonNode history = ops.run("inspect", "--connect", zk.connectString(), "--key", key.key()).stdoutJson();
         assertThat(history.get("authorizations").get(0).get("used_by").asInt()).isEqualTo(1);
         assertThat(history.get("authorizations").get(0).get("status").asText()).isEqualTo("used");
     }
 
     @Test
     void authorize_keyNotConsumed_exits2_andWritesNothing() throws Exception {
-        Cli.Result absent = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(), "--after", "0",
+        Cli.Result absent = ops.run("authorize", "--connect", zk.connectString(), "--key", key.key(), "--after", "0",
                 "--by", "ops", "--reason", "why not");
 
         assertThat(absent.exit()).as(absent.toString()).isEqualTo(2);
         assertThat(curator.checkExists().forPath(key.path(NAMESPACE))).isNull();
 
         assertThat(run(LEDGER_LINE + "; exit 42", "--not-sent-exit", "42").exit()).isEqualTo(3);
-        Cli.Result open = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(), "--after", "1",
+        Cli.Result open = ops.run("authorize", "--connect", zk.connectString(), "--key", key.key(), "--after", "1",
                 "--by", "ops", "--reason", "why not");
 
         assertThat(open.exit()).as(open.toString()).isEqualTo(2);
@@ -65,9 +65,9 @@ class AuthorizeAndListIT extends CliFixture {
     void list_byState_printsOneObjectPerKey() throws Exception {
         assertThat(run(LEDGER_LINE).exit()).isEqualTo(0);
 
-        Cli.Result sent = cli.run("list", "--connect", zk.connectString(), "--state", "sent_verified");
-        Cli.Result limited = cli.run("list", "--connect", zk.connectString(), "--limit", "1");
-        Cli.Result bad = cli.run("list", "--connect", zk.connectString(), "--state", "delivered");
+        Cli.Result sent = ops.run("list", "--connect", zk.connectString(), "--state", "sent_verified");
+        Cli.Result limited = ops.run("list", "--connect", zk.connectString(), "--limit", "1");
+        Cli.Result bad = ops.run("list", "--connect", zk.connectString(), "--state", "delivered");
 
         assertThat(sent.exit()).as(sent.toString()).isEqualTo(0);
         List<JsonNode> lines = sent.stdout().lines().map(l -> {

@@ -19,7 +19,7 @@ class AuthorizeTwiceIT extends CliFixture {
         List<String> args = new ArrayList<>(List.of("authorize", "--connect", zk.connectString(), "--key", key.key(),
                 "--by", "ops@example", "--reason", "ticket 4711: the customer saw nothing"));
         args.addAll(List.of(after));
-        return cli.run(args.toArray(String[]::new));
+        return ops.run(args.toArray(String[]::new));
     }
 
     List<String> authorizations() throws Exception {

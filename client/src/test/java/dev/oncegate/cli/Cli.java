@@ -1,6 +1,10 @@
 package dev.oncegate.cli;
 
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -21,16 +25,28 @@ import dev.oncegate.testing.Timing;
  * do. Output goes to files (no pipe can fill up and stall the child). Every started process is
  * remembered, and {@link #destroyAll()} kills it and its descendants with the CLI's own
  * {@link ProcessTree}: tests call it in {@code @AfterEach} so nothing outlives a test.
+ *
+ * <p>{@link #inProcess(Path)} runs the same command lines through {@link Main#run} in this JVM
+ * instead (a JVM per command costs about a second): for usage errors, parsing and the operator's
+ * commands, whose outcome does not depend on a process boundary. Not for {@code run},
+ * {@code server}, {@code exporter} or {@code demo} (shutdown hooks, child processes, signals),
+ * nor for what only a real process shows (the locale's argument decoding, environment variables,
+ * the jar's contents).
+ *
+ * <p>Process runs are thread-safe; in-process runs are serialised, since they replace
+ * {@code System.out}, {@code System.err} and {@code System.in} while they run.
  */
 final class Cli {
 
     static final ObjectMapper JSON = new ObjectMapper();
 
     private static final List<Process> STARTED = new CopyOnWriteArrayList<>();
+    private static final Object IN_PROCESS = new Object();
 
     private final Path dir;
     private final Map<String, String> env;
     private final Path launcher;
+    private final boolean inProcess;
 
     /** A CLI whose processes run in {@code dir} with extra environment {@code env}. */
     Cli(Path dir, Map<String, String> env) {
@@ -42,9 +58,31 @@ final class Cli {
      * {@code java -jar oncegate.jar}; null for the latter.
      */
     Cli(Path dir, Map<String, String> env, Path launcher) {
+        this(dir, env, launcher, false);
+    }
+
+    private Cli(Path dir, Map<String, String> env, Path launcher, boolean inProcess) {
         this.dir = dir;
         this.env = env;
         this.launcher = launcher;
+        this.inProcess = inProcess;
+    }
+
+    /**
+     * A CLI that runs each command line in this JVM, with this test's state directory (as a
+     * process of {@link #Cli(Path, Map)} gets in {@code dir}). Relative paths resolve against
+     * this JVM's working directory, not {@code dir}: pass absolute ones.
+     *
+     * @throws IllegalStateException when this JVM has an {@code ONCEGATE_*} variable in its
+     *         environment, which would change what the commands do (the build removes them)
+     */
+    static Cli inProcess(Path dir) {
+        List<String> set = System.getenv().keySet().stream().filter(name -> name.startsWith("ONCEGATE_")).sorted().toList();
+        if (!set.isEmpty()) {
+            throw new IllegalStateException("in-process CLI runs would read " + set + " from this JVM's environment:"
+                    + " add them to client/pom.xml's excludedEnvironmentVariables");
+        }
+        return new Cli(dir, Map.of(), null, true);
     }
 
     static Path jar() {
@@ -60,14 +98,80 @@ final class Cli {
         return path;
     }
 
-    /** Runs to completion (bounded by {@link Timing#PROCESS}) and returns exit code and output. */
+    /**
+     * Runs to completion (a process: bounded by {@link Timing#PROCESS}) and returns exit code and
+     * output.
+     */
     Result run(String... args) {
+        if (inProcess) {
+            return runInProcess(args);
+        }
         Running running = start(args);
         return running.await(Timing.PROCESS);
     }
 
-    /** Starts without waiting. */
+    private Result runInProcess(String... args) {
+        String[] withState = withStateDir(args);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit;
+        synchronized (IN_PROCESS) {
+            PrintStream stdout = System.out;
+            PrintStream stderr = System.err;
+            InputStream stdin = System.in;
+            // Main.run sets the log levels of -v and of the demo as system properties: this JVM's stay
+            Map<String, String> logLevels = logLevels();
+            try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+                    PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
+                System.setOut(o);
+                System.setErr(e);
+                System.setIn(new ByteArrayInputStream(new byte[0]));
+                exit = Main.run(withState);
+            } finally {
+                System.setOut(stdout);
+                System.setErr(stderr);
+                System.setIn(stdin);
+                logLevels().keySet().forEach(System::clearProperty);
+                logLevels.forEach(System::setProperty);
+            }
+        }
+        return new Result(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8),
+                String.join(" ", args));
+    }
+
+    private static Map<String, String> logLevels() {
+        Map<String, String> levels = new java.util.HashMap<>();
+        System.getProperties().stringPropertyNames().stream().filter(name -> name.startsWith("org.slf4j.simpleLogger."))
+                .forEach(name -> levels.put(name, System.getProperty(name)));
+        return levels;
+    }
+
+    /** {@code args} with {@code --state-dir DIR/state} after the subcommand, when it takes one and is not given one. */
+    private String[] withStateDir(String[] args) {
+        if (args.length == 0) {
+            return args;
+        }
+        if (!StateDirCommands.NAMES.contains(args[0])
+                || List.of(args).stream().takeWhile(a -> !a.equals("--")).anyMatch(a -> a.startsWith("--state-dir"))) {
+            return args;
+        }
+        List<String> with = new ArrayList<>(List.of(args));
+        with.addAll(1, List.of("--state-dir", dir.resolve("state").toString()));
+        return with.toArray(String[]::new);
+    }
+
+    /** The subcommands that take {@code --state-dir}, from the CLI's model (built once: it takes a while). */
+    private static final class StateDirCommands {
+        static final java.util.Set<String> NAMES = Main.commandLine().getSubcommands().entrySet().stream()
+                .filter(e -> e.getValue().getCommandSpec().findOption("--state-dir") != null)
+                .map(Map.Entry::getKey).collect(java.util.stream.Collectors.toUnmodifiableSet());
+    }
+
+    /** Starts a process without waiting. */
     Running start(String... args) {
+        if (inProcess) {
+            throw new UnsupportedOperationException("an in-process CLI runs to completion: use run");
+        }
         List<String> command = new ArrayList<>();
         if (launcher != null) {
             command.add(launcher.toString());

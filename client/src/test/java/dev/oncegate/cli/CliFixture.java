@@ -34,7 +34,10 @@ abstract class CliFixture {
 
     @TempDir
     Path dir;
+    /** {@code java -jar oncegate.jar} processes. */
     Cli cli;
+    /** The same command lines in this JVM ({@link Cli#inProcess}): for the operator's commands and bad input. */
+    Cli ops;
     Path ledger;
     Path content;
     String dest;
@@ -60,6 +63,7 @@ abstract class CliFixture {
     @BeforeEach
     void workingDirectory() throws Exception {
         cli = new Cli(dir, Map.of());
+        ops = Cli.inProcess(dir);
         ledger = dir.resolve("ledger");
         content = dir.resolve("report.txt");
         Files.writeString(content, "quarterly report " + UUID.randomUUID() + "\n");

@@ -20,7 +20,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code oncegate demo} as a user runs it: its verdict, its JSON, its metrics, its cleanup, its refusals. */
+/**
+ * {@code oncegate demo} as a user runs it: its verdict, its JSON, its metrics, its cleanup, its
+ * signal. (Its refusals of impossible options are {@link BadInputTest}'s.)
+ */
 class DemoIT {
 
     @TempDir
@@ -88,19 +91,6 @@ class DemoIT {
         assertThat(result.exit()).as(result.toString()).isNotZero();
         assertThat(running.process().descendants().count()).isZero();
         assertThat(listing(tmp)).as("temporary files left behind").isEmpty();
-    }
-
-    @Test
-    void impossibleOptions_exitTwo_namingTheOption() {
-        Cli cli = cli(dir);
-        for (String[] args : new String[][] {
-                {"demo", "--workers", "0"}, {"demo", "--effects", "-3"}, {"demo", "--contenders", "0"},
-                {"demo", "--fault-rate", "-1"}, {"demo", "--duration", "soon"}, {"demo", "--metrics-port", "70000"},
-                {"demo", "--bogus"}}) {
-            Cli.Result result = cli.run(args);
-            assertThat(result.exit()).as(result.toString()).isEqualTo(2);
-            assertThat(result.stderr()).as(result.toString()).contains(args[1].replace("--bogus", "bogus"));
-        }
     }
 
     private static String scrape(int port) throws IOException, InterruptedException {

@@ -36,7 +36,7 @@ class DistributionIT extends CliFixture {
     private static final Pattern CLASS_REFERENCE = Pattern.compile(
             "(?:dev/oncegate|org/apache/curator/test|org/junit|com/google/common)(?:/[a-z0-9_]+)*/[A-Z][A-Za-z0-9_$]*");
 
-    /** The vector of KeyAndInitIT: a display name outside ASCII, keyed under an ASCII locale. */
+    /** The vector of AsciiLocaleIT: a display name outside ASCII, keyed under an ASCII locale. */
     private static final String DEST_NAME = "desktop-chat:Équipe Finance – Q3 📊";
     private static final String DEST_NAME_KEY = "aeb5f572755ad880115d25d9425727cd594aed3c8e4c11f0b298f3312fe016ea";
 

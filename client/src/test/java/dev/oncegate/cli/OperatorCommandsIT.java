@@ -11,9 +11,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.Test;
 
 /**
- * The operator's commands as processes: inspect and list never hide a key behind one bad
- * record (and say so in their exit code), reconcile, retention, access control turned on after
- * the fact, and bad input or an unknown namespace refused with the documented codes.
+ * The operator's commands on keys that {@code oncegate run} processes decided: inspect and list
+ * never hide a key behind one bad record (and say so in their exit code), reconcile, retention,
+ * access control turned on after the fact, and bad input or an unknown namespace refused with
+ * the documented codes. The operator's commands run in this JVM ({@link Cli#inProcess}); the
+ * workers are real processes.
  */
 class OperatorCommandsIT extends CliFixture {
 
@@ -23,7 +25,7 @@ class OperatorCommandsIT extends CliFixture {
         all[1] = "--connect";
         System.arraycopy(args, 1, all, 3, args.length - 1);
         all[2] = zk.connectString();
-        return cli.run(all);
+        return ops.run(all);
     }
 
     static List<JsonNode> lines(Cli.Result r) {

@@ -63,7 +63,7 @@ class RunCrashAndTimeoutIT extends CliFixture {
         ProcessTree.kill(gate.process(), Duration.ZERO);
         await().atMost(Timing.APPEAR).until(() -> !gate.process().isAlive());
 
-        Cli.Result auth = cli.run("authorize", "--connect", zk.connectString(), "--key", key.key(), "--after", "0",
+        Cli.Result auth = ops.run("authorize", "--connect", zk.connectString(), "--key", key.key(), "--after", "0",
                 "--by", "ops@example", "--reason", "the crashed upload never arrived");
         Cli.Result redelivered = run(LEDGER_LINE);
         Cli.Result repeat = run(LEDGER_LINE);

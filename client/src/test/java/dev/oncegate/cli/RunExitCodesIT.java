@@ -64,7 +64,7 @@ class RunExitCodesIT extends CliFixture {
         assertThat(ledgerLines().get(0)).startsWith(key.key() + " 0 ");
         assertThat(ledgerLines().get(1)).startsWith(key.key() + " 1 ");
 
-        Cli.Result inspect = cli.run("inspect", "--connect", zk.connectString(), "--key", key.key());
+        Cli.Result inspect = ops.run("inspect", "--connect", zk.connectString(), "--key", key.key());
 
         assertThat(inspect.exit()).as(inspect.toString()).isEqualTo(0);
         JsonNode history = inspect.stdoutJson();
@@ -104,7 +104,7 @@ class RunExitCodesIT extends CliFixture {
 
     @Test
     void inspect_unknownKey_exits0WithExistsFalse() {
-        Cli.Result inspect = cli.run("inspect", "--connect", zk.connectString(), "--dest", dest, "--file", content.toString());
+        Cli.Result inspect = ops.run("inspect", "--connect", zk.connectString(), "--dest", dest, "--file", content.toString());
 
         assertThat(inspect.exit()).as(inspect.toString()).isEqualTo(0);
         assertThat(inspect.stdoutJson().get("exists").asBoolean()).isFalse();

@@ -151,7 +151,7 @@ class RunResultChannelIT extends CliFixture {
 
     /** The documented idempotency key of scope {@code n}, from what {@code oncegate inspect} prints of the key. */
     private String idempotencyKey(int n) {
-        JsonNode inspect = cli.run("inspect", "--connect", zk.connectString(), "--key", key.key()).stdoutJson();
+        JsonNode inspect = ops.run("inspect", "--connect", zk.connectString(), "--key", key.key()).stdoutJson();
         return key.idempotencyKey(n, inspect.get("genesis").asText(), inspect.get("zxid").asLong());
     }
 

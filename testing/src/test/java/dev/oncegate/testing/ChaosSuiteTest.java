@@ -7,8 +7,10 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
- * The bounded chaos run of the default suite. Replay a failure with {@code -Doncegate.chaos.seed=N};
- * the long soak is the {@code soak} profile ({@code mvn -B verify -Psoak}).
+ * The bounded chaos run of the default suite: 10 to 25 s of faults per run (the worker processes'
+ * kill phase keeps its 25 s: the JVMs take seconds to start), 60 s each under
+ * {@code mvn -B verify -Plong} ({@link LongRuns}). Replay a failure with
+ * {@code -Doncegate.chaos.seed=N}; the long soak is the {@code soak} profile ({@code mvn -B verify -Psoak}).
  */
 class ChaosSuiteTest {
 
@@ -17,11 +19,16 @@ class ChaosSuiteTest {
         return s == null || s.isBlank() ? new java.util.Random().nextLong() : Long.parseLong(s);
     }
 
+    /** {@code seconds} of faults, a minute under {@code -Plong}. */
+    private static Duration faults(int seconds) {
+        return LongRuns.of(Duration.ofSeconds(seconds), Duration.ofSeconds(60));
+    }
+
     @Test
     void standaloneServer_underRandomFaults_deliversEveryEffectAtMostOnce() throws Exception {
         long seed = seed();
         ChaosRun.Report report = runAtMostOnce("chaos", ChaosRun.builder().seed(seed).workers(6).effects(30).contenders(4)
-                .duration(Duration.ofSeconds(20)).faultRate(1.0).build());
+                .duration(faults(10)).faultRate(1.0).build());
 
         assertThat(report.verdict().deliveries()).as("seed " + seed).isLessThanOrEqualTo(30).isPositive();
     }
@@ -29,7 +36,7 @@ class ChaosSuiteTest {
     @Test
     void ensemble_withLeaderKillsAndWholeEnsembleRestarts_deliversEveryEffectAtMostOnce() throws Exception {
         runAtMostOnce("ensemble chaos", ChaosRun.builder().seed(seed()).ensemble(true).workers(6).effects(24).contenders(4)
-                .duration(Duration.ofSeconds(25)).faultRate(0.8).build());
+                .duration(faults(12)).faultRate(0.8).build());
     }
 
     /**
@@ -54,7 +61,7 @@ class ChaosSuiteTest {
     void workerProcesses_sigkilledAtRandomPoints_neverDeliverTwice() throws Exception {
         long seed = seed();
         System.out.println("process chaos seed " + seed + " (replay with -Doncegate.chaos.seed=" + seed + ")");
-        ProcessChaosRun.Config config = new ProcessChaosRun.Config(3, 12, 3, Duration.ofSeconds(25), 0.15, seed,
+        ProcessChaosRun.Config config = new ProcessChaosRun.Config(3, 12, 3, faults(25), 0.15, seed,
                 Duration.ofSeconds(90));
 
         ProcessChaosRun.Report report = ProcessChaosRun.run(config);

@@ -38,7 +38,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  *   <li>at most one honest crossing per scope;</li>
  *   <li>no scope an honest executor may have delivered in reads {@code not_sent}.</li>
  * </ul>
- * Bounded by {@code -Doncegate.rogue.duration} (default 40 s; {@code -Progue} runs ten minutes);
+ * Bounded by {@code -Doncegate.rogue.duration} (default 15 s, 2 min under {@code -Plong};
+ * {@code -Progue} runs ten minutes);
  * the seed is printed, and {@code -Doncegate.rogue.seed=N} replays a run.
  */
 class RogueWorkerTest {
@@ -63,7 +64,9 @@ class RogueWorkerTest {
     }
 
     static Duration budget() {
-        return Duration.parse(System.getProperty("oncegate.rogue.duration", "PT40S"));
+        String duration = System.getProperty("oncegate.rogue.duration");
+        return duration == null || duration.isBlank() ? LongRuns.of(Duration.ofSeconds(15), Duration.ofMinutes(2))
+                : Duration.parse(duration.trim());
     }
 
     void log(String line) {

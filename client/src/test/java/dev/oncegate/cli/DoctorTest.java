@@ -15,6 +15,9 @@ import java.util.List;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.oncegate.ActionResult;
+import dev.oncegate.Attempt;
+import dev.oncegate.Crossing;
 import dev.oncegate.Gate;
 import dev.oncegate.Genesis;
 import dev.oncegate.OncegateAcl;
@@ -37,9 +40,10 @@ import dev.oncegate.testing.Timing;
  * changed by hand, with a world-writable znode planted deep in the namespace, with no server at all,
  * and for bad input; and against Debian's ZooKeeper 3.8
  * server (the {@code zookeeper} package), with its zoo.cfg for the autopurge check. Each line and each JSON field is
- * what an operator acts on; the exit code is 13 exactly when a check failed.
+ * what an operator acts on; the exit code is 13 exactly when a check failed. Doctor runs in this
+ * JVM ({@link Cli#inProcess}): what it checks is ZooKeeper's, not its own process's.
  */
-class DoctorIT extends CliFixture {
+class DoctorTest extends CliFixture {
 
     static final String WORKER = "worker:w-s3cret";
     static final String OPERATOR = "ops:o-s3cret";
@@ -163,8 +167,11 @@ class DoctorIT extends CliFixture {
         String ns = "/doctor-planted";
         try (CuratorFramework admin = adminClient()) {
             Gate.initialize(admin, ns, roles(), ZxidMarks.inMemory());
-            Cli.Result delivered = run(LEDGER_LINE, "--namespace", ns, "--auth", WORKER);
-            assertThat(delivered.exit()).as(delivered.toString()).isZero();
+            try (CuratorFramework workerClient = client(WORKER);
+                    Gate gate = Gate.builder(workerClient).namespace(ns).taskId("task-doctor").build();
+                    Attempt attempt = gate.enter(key)) {
+                assertThat(attempt.cross(context -> ActionResult.verified("delivered"))).isInstanceOf(Crossing.Crossed.class);
+            }
             Cli.Result healthy = doctor("--namespace", ns, "--auth", OPERATOR, "--json");
             assertThat(healthy.exit()).as(healthy.toString()).isZero();
             JsonNode fine = checks(healthy.stdoutJson()).get("acls");
@@ -196,7 +203,7 @@ class DoctorIT extends CliFixture {
 
     @Test
     void noServer_failsConnection_exit13() {
-        Cli.Result r = cli.run("doctor", "--connect", "127.0.0.1:1", "--connect-timeout", "1s");
+        Cli.Result r = ops.run("doctor", "--connect", "127.0.0.1:1", "--connect-timeout", "1s");
 
         assertThat(r.exit()).as(r.toString()).isEqualTo(13);
         Map<String, String> lines = lines(r);
@@ -238,10 +245,10 @@ class DoctorIT extends CliFixture {
         int p = port;
         await().atMost(Timing.APPEAR).until(() -> imok(p));
         String connect = "127.0.0.1:" + port;
-        assertThat(cli.run("init", "--connect", connect).exit()).isZero();
+        assertThat(ops.run("init", "--connect", connect).exit()).isZero();
 
         // When doctor runs on its host with that zoo.cfg
-        Cli.Result r = cli.run("doctor", "--connect", connect, "--server-config", cfg.toString());
+        Cli.Result r = ops.run("doctor", "--connect", connect, "--server-config", cfg.toString());
 
         // Then nothing fails: the version is 3.8's, autopurge is on as the file says, the 30 s session stands
         assertThat(r.exit()).as(r.toString()).isZero();
@@ -274,7 +281,7 @@ class DoctorIT extends CliFixture {
     Cli.Result doctor(String... options) {
         List<String> args = new ArrayList<>(List.of("doctor", "--connect", zk.connectString()));
         args.addAll(List.of(options));
-        return cli.run(args.toArray(String[]::new));
+        return ops.run(args.toArray(String[]::new));
     }
 
     /** check name → its line, in order. */
@@ -298,11 +305,16 @@ class DoctorIT extends CliFixture {
     }
 
     static CuratorFramework adminClient() throws InterruptedException {
-        CuratorFramework admin = CuratorFrameworkFactory.builder().connectString(zk.connectString()).sessionTimeoutMs(6000)
+        return client(ADMIN);
+    }
+
+    /** A connected client authenticated as {@code auth} (USER:PASSWORD). */
+    static CuratorFramework client(String auth) throws InterruptedException {
+        CuratorFramework client = CuratorFrameworkFactory.builder().connectString(zk.connectString()).sessionTimeoutMs(6000)
                 .connectionTimeoutMs(3000).retryPolicy(new RetryNTimes(3, 200))
-                .authorization("digest", ADMIN.getBytes(StandardCharsets.UTF_8)).build();
-        admin.start();
-        assertThat(admin.blockUntilConnected((int) Timing.APPEAR.toSeconds(), java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-        return admin;
+                .authorization("digest", auth.getBytes(StandardCharsets.UTF_8)).build();
+        client.start();
+        assertThat(client.blockUntilConnected((int) Timing.APPEAR.toSeconds(), java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        return client;
     }
 }
