@@ -7,21 +7,26 @@
 #   deploy/ensemble.sh status       one line a server: id, pid, client port, mode (leader/follower/down)
 #   deploy/ensemble.sh leader       the id of the current leader (exit 1 when there is none)
 #   deploy/ensemble.sh connect      the connect string: 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183
+#   deploy/ensemble.sh ports        every port the ensemble uses (client, quorum, election, metrics)
 #
 # Environment:
 #   ONCEGATE_ENSEMBLE_DIR          where data, logs, pid files and the generated configs live
 #                                  (default: /var/tmp/oncegate-ensemble-$USER)
 #   ONCEGATE_ENSEMBLE_PORT_OFFSET  added to every port of the shipped configs (default 0), so that
-#                                  several ensembles (tests) can run side by side
+#                                  several ensembles (tests) can run side by side: a multiple of 5000
+#                                  up to 55000. The shipped ports span 2181 to 7003, so two such
+#                                  offsets never give two ensembles a port in common (with offsets
+#                                  31000 and 32000, one's election port would be the other's quorum
+#                                  port, and neither would find a quorum)
 #   ZOOKEEPER_CLASSPATH            the server's classpath; default: Debian's `zookeeper` package
 #                                  (/usr/share/java/zookeeper.jar, whose manifest names its
 #                                  dependencies). An Apache release works too: "/opt/zookeeper/lib/*".
 #   JAVA                           the java binary (default: java on PATH)
 #   ZOOKEEPER_HEAP                 -Xmx of each server (default 512m)
 #
-# The Prometheus metrics provider lines of the configs are kept when the classpath has the
-# provider (an Apache release's lib/ does); Debian's zookeeper 3.8 package does not ship it, and
-# they are then left out with a warning. The servers run in their own sessions (setsid), so they
+# The Prometheus metrics provider lines of the configs (commented out with "#metrics# ", since
+# Debian's zookeeper 3.8 package does not ship the provider) are turned on when the classpath has
+# the provider (an Apache release's lib/ does), and left out with a warning otherwise. The servers run in their own sessions (setsid), so they
 # outlive the shell that started them; `stop` ends them.
 set -euo pipefail
 
@@ -35,7 +40,11 @@ provider_class="org/apache/zookeeper/metrics/prometheus/PrometheusMetricsProvide
 
 die() { echo "ensemble.sh: $*" >&2; exit 2; }
 
+port_step=5000
 [[ "$offset" =~ ^[0-9]+$ ]] || die "ONCEGATE_ENSEMBLE_PORT_OFFSET must be a number, got '$offset'"
+if (( offset % port_step != 0 || offset > 55000 )); then
+  die "ONCEGATE_ENSEMBLE_PORT_OFFSET must be a multiple of $port_step from 0 to 55000, got $offset: the shipped ports span 2181 to 7003, so offsets less than $port_step apart would give two ensembles common ports (one's election port the other's quorum port, say) and neither would find a quorum"
+fi
 
 classpath() {
   if [[ -n "${ZOOKEEPER_CLASSPATH:-}" ]]; then
@@ -74,8 +83,9 @@ generate_config() {
   awk -v off="$offset" -v data="$dir/zk$n/data" -v metrics="$metrics" '
     /^dataDir=/ { print "dataDir=" data; next }
     /^clientPort=/ { split($0, kv, "="); print "clientPort=" kv[2] + off; next }
-    /^metricsProvider\./ {
+    /^#metrics# metricsProvider\./ {
       if (metrics != "yes") next
+      sub(/^#metrics# /, "")
       if ($0 ~ /^metricsProvider\.httpPort=/) { split($0, kv, "="); print "metricsProvider.httpPort=" kv[2] + off; next }
       print; next
     }
@@ -184,6 +194,14 @@ connect() {
   echo "127.0.0.1:$(client_port 1),127.0.0.1:$(client_port 2),127.0.0.1:$(client_port 3)"
 }
 
+ports() {
+  local n
+  for n in 1 2 3; do
+    sed -n -e 's/^clientPort=//p' -e 's/^#metrics# metricsProvider.httpPort=//p' "$configs/zoo$n.cfg"
+  done
+  sed -n 's/^server\.[0-9]*=[^:]*:\([0-9]*\):\([0-9]*\).*/\1\n\2/p' "$configs/zoo1.cfg"
+}
+
 command="${1:-}"
 shift || true
 case "$command" in
@@ -192,5 +210,6 @@ case "$command" in
   status) status ;;
   leader) leader ;;
   connect) connect ;;
-  *) die "usage: ensemble.sh start|stop [N…] | status | leader | connect" ;;
+  ports) for p in $(ports | sort -n); do port "$p"; done ;;
+  *) die "usage: ensemble.sh start|stop [N…] | status | leader | connect | ports" ;;
 esac

@@ -1,9 +1,16 @@
 package dev.oncegate.cli;
 
+import java.io.File;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import dev.oncegate.ActionResult;
@@ -18,13 +25,25 @@ import dev.oncegate.ProvenNotSentException;
  * ran, so it is {@code not_sent} too; anything else (another exit, a signal, the timeout) is
  * {@code send_status_unknown}.
  *
+ * <p>When {@code run} itself dies without running its shutdown hook (SIGKILL, the OOM killer), the
+ * command must not go on delivering unwatched: it is started through util-linux's
+ * {@code setpriv --pdeathsig TERM}, so the kernel sends it SIGTERM when the thread that started
+ * it ends. That thread is the main thread, which lives as long as the run. Only the command's own
+ * process gets the signal: a shell that starts children of its own should {@code exec} its last
+ * command or forward the signal (a trap). Where setpriv is missing or too old to know
+ * {@code --pdeathsig} (util-linux before 2.33), the command starts as it is, and a SIGKILLed run
+ * leaves it running (it delivers unrecorded: its key reads {@code send_status_unknown}); systemd's
+ * {@code KillMode=control-group} and a container's PID namespace end it anyway. Whether setpriv
+ * works is found out by running it once per run, in parallel with connecting to ZooKeeper.
+ *
  * <p>Thread-safety: {@link #deliver} runs on the main thread; {@link #terminate} may be called
  * from a shutdown hook at any time. They meet under {@code lock}: a terminate before the start
  * prevents the start, a terminate after it kills the started process tree.
  */
 final class ChildCommand implements BoundaryAction {
 
-    private static final Duration GRACE = Duration.ofSeconds(3);
+    /** Between SIGTERM and SIGKILL when run stops the command's tree (a supervisor's stop timeout must exceed it). */
+    static final Duration GRACE = Duration.ofSeconds(3);
     /**
      * The highest exit code that may prove {@code not_sent}: 126 and 127 mean the shell could not
      * run the command, and 128+N is how a death by signal N is reported (Java's {@link Process}
@@ -32,10 +51,15 @@ final class ChildCommand implements BoundaryAction {
      * otherwise pass for a proof.
      */
     static final int MAX_NOT_SENT_EXIT = 125;
+    /** What makes the kernel signal the command when its parent dies (util-linux 2.33 and later). */
+    static final List<String> PARENT_DEATH_SIGNAL = List.of("--pdeathsig", "TERM", "--");
+    private static final Duration PROBE = Duration.ofSeconds(5);
 
     private final List<String> command;
     private final Integer notSentExit;
     private final Duration timeout;
+    /** setpriv, when it works here; found while the run connects. */
+    private final CompletableFuture<Optional<Path>> setpriv;
 
     private final Object lock = new Object();
     private Process process;
@@ -46,12 +70,14 @@ final class ChildCommand implements BoundaryAction {
         this.command = List.copyOf(command);
         this.notSentExit = notSentExit;
         this.timeout = timeout;
+        this.setpriv = CompletableFuture.supplyAsync(ChildCommand::workingSetpriv);
     }
 
     @Override
     public ActionResult deliver(Context context) throws ProvenNotSentException, InterruptedException {
         ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
         Map<String, String> env = builder.environment();
+        builder.command(withParentDeathSignal(env.get("PATH")));
         env.put("ONCEGATE_KEY", context.key().key());
         env.put("ONCEGATE_SCOPE", Integer.toString(context.scope()));
         env.put("ONCEGATE_FENCING_TOKEN", Integer.toString(context.token().version()));
@@ -103,6 +129,74 @@ final class ChildCommand implements BoundaryAction {
         return ActionResult.unconfirmed(code > 128
                 ? "command exited " + code + " (killed by signal " + (code - 128) + "?)"
                 : "command exited " + code);
+    }
+
+    /**
+     * The command line to start: the command under {@code setpriv --pdeathsig TERM} when setpriv
+     * works here and the command can be found (a command that cannot be found is started as it
+     * is, so that its start fails here and proves {@code not_sent}; under setpriv it would exit
+     * 127, which proves nothing).
+     */
+    List<String> withParentDeathSignal(String path) throws InterruptedException {
+        Optional<Path> found;
+        try {
+            found = setpriv.get();
+        } catch (ExecutionException e) {
+            found = Optional.empty();
+        }
+        if (found.isEmpty() || !executable(command.get(0), path)) {
+            return command;
+        }
+        List<String> out = new ArrayList<>();
+        out.add(found.get().toString());
+        out.addAll(PARENT_DEATH_SIGNAL);
+        out.addAll(command);
+        return out;
+    }
+
+    /** Whether {@code program} names an executable file, directly or on {@code path}, as execvp would find it. */
+    static boolean executable(String program, String path) {
+        if (program.contains("/")) {
+            return Files.isRegularFile(Path.of(program)) && Files.isExecutable(Path.of(program));
+        }
+        if (path == null) {
+            return false;
+        }
+        for (String dir : path.split(File.pathSeparator, -1)) {
+            Path candidate = Path.of(dir.isEmpty() ? "." : dir, program);
+            if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** util-linux's setpriv, if it runs {@code true} with {@code --pdeathsig} here. */
+    private static Optional<Path> workingSetpriv() {
+        for (String dir : List.of("/usr/bin", "/bin")) {
+            Path setpriv = Path.of(dir, "setpriv");
+            if (!Files.isExecutable(setpriv)) {
+                continue;
+            }
+            List<String> probe = new ArrayList<>(List.of(setpriv.toString()));
+            probe.addAll(PARENT_DEATH_SIGNAL);
+            probe.add("true");
+            try {
+                Process p = new ProcessBuilder(probe).redirectErrorStream(true)
+                        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+                if (p.waitFor(PROBE.toMillis(), TimeUnit.MILLISECONDS) && p.exitValue() == 0) {
+                    return Optional.of(setpriv);
+                }
+                p.destroyForcibly();
+            } catch (IOException e) {
+                return Optional.empty();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return Optional.empty();
+            }
+            return Optional.empty();
+        }
+        return Optional.empty();
     }
 
     /** The command's exit status, or null when it never ran or was killed without one. */

@@ -242,6 +242,33 @@ final class MetricsTextfile {
         }
     }
 
+    /**
+     * Makes sure every series of {@code samples} is in the file, adding the missing ones at zero
+     * (existing series keep their values): a series must exist at zero before its first increment,
+     * or Prometheus's {@code increase()} never sees that increment. The file is read without the
+     * lock first; it is written (under the lock) only when a series is missing, once per new
+     * namespace on a host.
+     *
+     * @return whether the file was written
+     * @throws IOException as {@link #update}
+     */
+    boolean addMissingAtZero(List<Sample> samples) throws IOException, InterruptedException {
+        List<Sample> zeros = samples.stream().filter(s -> s.type() != Type.GAUGE)
+                .map(s -> new Sample(s.family(), s.type(), s.help(), s.sample(), s.labels(), 0)).toList();
+        if (Files.exists(file)) {
+            try {
+                Contents contents = Contents.parse(Files.readString(file, StandardCharsets.UTF_8));
+                if (zeros.stream().allMatch(s -> contents.value(s.series()) != null)) {
+                    return false;
+                }
+            } catch (IOException | IllegalArgumentException e) {
+                // renamed away mid-read, or not ours: the locked update below deals with it
+            }
+        }
+        update(zeros);
+        return true;
+    }
+
     /** Waits, polling, for the exclusive lock: a blocking lock would wait forever on a hung holder. */
     private FileLock lock(FileChannel channel) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + lockWait.toNanos();

@@ -157,7 +157,7 @@ final class RunCommand extends NamespaceCommand {
                      b.meterRegistry(metrics.registry());
                  }
              });
-             Attempt attempt = enter(zk, gate, key)) {
+             Attempt attempt = enter(zk, gate, key, metrics)) {
             Decision decision = attempt.decision();
             if (decision instanceof Decision.Stop stop) {
                 result = stopResult(key, stop);
@@ -196,9 +196,15 @@ final class RunCommand extends NamespaceCommand {
         return code;
     }
 
-    /** Learns the namespace's roles first (for the ACLs of the election nodes Curator creates), then enters. */
-    private Attempt enter(ZooKeeperConnection zk, Gate gate, EffectKey key) throws InterruptedException {
+    /**
+     * Learns the namespace's roles first (for the ACLs of the election nodes Curator creates), puts
+     * the gate's series in the metrics textfile at zero when they are new there, then enters.
+     */
+    private Attempt enter(ZooKeeperConnection zk, Gate gate, EffectKey key, RunMetrics metrics) throws InterruptedException {
         zk.learnRoles();
+        if (metrics != null) {
+            metrics.addMissingAtZero();
+        }
         return gate.enter(key, wait);
     }
 

@@ -34,9 +34,12 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
  * {@value #LAST_RUN} (by {@code zk_namespace}) is set to the time the run ended.
  *
  * <p>One write per run, when it is over: after a stop, or after the command's outcome is recorded.
- * Nothing is written between the decision and the command, so the file never delays a crossing
- * (the lease is held meanwhile); a run killed with SIGKILL adds nothing (its armed key is in the
- * exporter's backlog). A file that cannot be written never changes the run's exit code, which
+ * Before that, once per namespace on a host, the first run writes every series at zero
+ * ({@link #addMissingAtZero}, before it enters the gate): a series born at its post-run value has no
+ * increase for Prometheus, so the host's first {@code namespace_not_initialised} or unrecorded
+ * outcome would raise no alert. Nothing is written between the decision and the command, so the
+ * file never delays a crossing (the lease is held meanwhile); a run killed with SIGKILL adds
+ * nothing (its armed key is in the exporter's backlog). A file that cannot be written never changes the run's exit code, which
  * says what the records say: {@link #write} reports the failure and returns.
  *
  * <p>Not thread-safe: one run, one thread.
@@ -88,6 +91,27 @@ final class RunMetrics {
         out.add(new MetricsTextfile.Sample(LAST_RUN, MetricsTextfile.Type.GAUGE, LAST_RUN_HELP, LAST_RUN,
                 Map.of("zk_namespace", namespace), clock.millis() / 1000.0));
         return out;
+    }
+
+    /**
+     * Before the gate is entered: writes this namespace's series at zero when the file lacks any
+     * of them (see the class comment). The gate must have registered its meters (it does when it
+     * is built). A failure is reported on stderr and changes nothing else: the run goes on.
+     */
+    void addMissingAtZero() {
+        boolean interrupted = Thread.interrupted();
+        try {
+            file.addMissingAtZero(samples());
+        } catch (IOException | RuntimeException e) {
+            System.err.println("oncegate run: could not add this namespace's series to " + file.file() + ": " + e.getMessage()
+                    + " (the run goes on; check that directory's permissions)");
+        } catch (InterruptedException e) {
+            interrupted = true;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /**

@@ -195,7 +195,8 @@ class EnsembleFailoverIT {
     static int freePortOffset() {
         int[] shipped = {2181, 2182, 2183, 2888, 2889, 2890, 3888, 3889, 3890, 7001, 7002, 7003};
         for (int attempt = 0; attempt < 50; attempt++) {
-            int offset = 20_000 + ThreadLocalRandom.current().nextInt(2_000) * 10;
+            // ensemble.sh takes multiples of 5000 only: two of them never share a port
+            int offset = 20_000 + ThreadLocalRandom.current().nextInt(8) * 5_000;
             boolean free = true;
             for (int port : shipped) {
                 try (ServerSocket socket = new ServerSocket(port + offset, 1, InetAddress.getLoopbackAddress())) {

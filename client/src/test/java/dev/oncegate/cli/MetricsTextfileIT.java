@@ -1,6 +1,7 @@
 package dev.oncegate.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -87,6 +88,29 @@ class MetricsTextfileIT extends CliFixture {
         Promtool.Result check = Promtool.checkMetrics(textfile);
         assertThat(check.exit()).as(check.output()).isZero();
         assertThat(check.output()).as("promtool's lint").isBlank();
+    }
+
+    @Test
+    void firstRunOfANamespaceOnAHost_writesEverySeriesAtZero_beforeItsCommandRuns() throws Exception {
+        // Given no textfile yet, and a run whose command waits to be released
+        Path release = dir.resolve("release");
+        Cli.Running running = cli.start(runArgs("echo started >> ledger; while [ ! -e " + release + " ]; do sleep 0.1; done",
+                "--metrics-textfile", textfile.toString()));
+
+        // When its command runs (the scope is armed: the run is between its decision and its outcome)
+        await().atMost(Timing.APPEAR).until(() -> ledgerLines().contains("started"));
+
+        // Then the file already holds the namespace's series, every one at zero, so the run's own
+        // increments are increments for Prometheus (a series born at 1 has no increase())
+        assertThat(Files.exists(textfile)).as("the series are written before the first crossing").isTrue();
+        PrometheusText before = file();
+        assertThat(before.series(DECISIONS)).isNotEmpty().allSatisfy(s -> assertThat(s.value()).isZero());
+        assertThat(before.series(OUTCOMES)).isNotEmpty().allSatisfy(s -> assertThat(s.value()).isZero());
+        assertThat(before.value(OUTCOMES, "outcome", "send_status_unknown", "recorded", "false", "zk_namespace", NAMESPACE)).isZero();
+        assertThat(before.names()).doesNotContain("oncegate_run_last_timestamp_seconds");
+        Files.writeString(release, "go");
+        assertThat(running.await(Timing.PROCESS).exit()).isZero();
+        assertThat(file().value(DECISIONS, "kind", "proceed", "reason", "none", "zk_namespace", NAMESPACE)).isEqualTo(1);
     }
 
     @Test

@@ -38,6 +38,27 @@ class RunCrashAndTimeoutIT extends CliFixture {
     }
 
     @Test
+    void gateKilledWithSigkill_itsCommandIsSignalledToo_notLeftDeliveringUnwatched() throws Exception {
+        // Given a run whose command (its direct child: the shell execs sleep) is running
+        Cli.Running gate = cli.start(runArgs("echo $$ > command.pid; exec sleep 300"));
+        await().atMost(Timing.APPEAR).until(() -> Files.exists(dir.resolve("command.pid"))
+                && !Files.readString(dir.resolve("command.pid")).isBlank());
+        long commandPid = Long.parseLong(Files.readString(dir.resolve("command.pid")).strip());
+
+        // When only the run's own process is killed with SIGKILL: no shutdown hook, no process-tree kill
+        gate.process().destroyForcibly();
+
+        // Then the kernel signals the command (setpriv --pdeathsig), which ends
+        try {
+            await().atMost(Timing.APPEAR).until(() -> ProcessHandle.of(commandPid).map(p -> !p.isAlive()).orElse(true));
+        } finally {
+            ProcessHandle.of(commandPid).ifPresent(ProcessHandle::destroyForcibly); // an orphan is no one's descendant
+        }
+        assertThat(armedNode(0)).as("the scope stays armed: no outcome without the run").isNotNull();
+        assertThat(outcome(0)).isNull();
+    }
+
+    @Test
     void gateKilledRightAfterItsCommandDelivered_theHostsMarksFileHoldsItsLeaseWrite() throws Exception {
         // Given a run whose command has delivered (and then lingers), its lease write's zxid in the ledger
         Cli.Running gate = cli.start(runArgs("echo \"$ONCEGATE_FENCING_ZXID\" >> ledger; " + STARTED_THEN_HANG));

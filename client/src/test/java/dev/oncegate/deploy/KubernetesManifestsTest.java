@@ -151,6 +151,9 @@ class KubernetesManifestsTest {
         assertThat(env).containsEntry("ZOO_4LW_COMMANDS_WHITELIST", "mntr,ruok,srvr").containsEntry("ZOO_ADMINSERVER_ENABLED", "false")
                 .containsEntry("ZOO_AUTOPURGE_PURGEINTERVAL", "1").containsEntry("ZOO_TICK_TIME", "2000");
         assertThat(env.get("ZOO_CFG_EXTRA")).contains("PrometheusMetricsProvider").contains("metricsProvider.httpPort=" + ports.get("metrics"));
+        // a readiness probe that starts no JVM (zkServer.sh status does, every period): a four-letter word
+        assertThat(container.path("readinessProbe").path("exec").path("command").toString())
+                .doesNotContain("zkServer.sh").doesNotContain("java").contains("srvr");
     }
 
     @Test
@@ -228,6 +231,67 @@ class KubernetesManifestsTest {
         assertThat(containers(job).get(0).path("args").get(0).asText()).isEqualTo("init");
         JsonNode worker = named("Deployment", "oncegate-worker-example");
         assertThat(containers(worker).get(0).path("command").get(0).asText()).isEqualTo("/usr/bin/tini");
+    }
+
+    @Test
+    void everyOncegateContainer_keepsItsStateOnAWritableVolume_andInitAndWorkerReadTheirIdentityFromTheSecret() {
+        Set<String> withIdentity = new TreeSet<>();
+        for (JsonNode workload : workloads()) {
+            String name = workload.path("metadata").path("name").asText();
+            for (JsonNode container : containers(workload)) {
+                if (!container.path("name").asText().equals("oncegate")) {
+                    continue;
+                }
+                List<String> args = new ArrayList<>();
+                container.path("args").forEach(a -> args.add(a.asText()));
+                Map<String, String> env = env(container);
+                String stateDir = args.contains("--state-dir") ? args.get(args.indexOf("--state-dir") + 1) : env.get("ONCEGATE_STATE_DIR");
+                assertThat(stateDir).as(name + ": --state-dir or ONCEGATE_STATE_DIR (else every command warns, and the"
+                        + " rollback witness is off)").isNotNull();
+                JsonNode stateMount = mountUnder(container, stateDir);
+                assertThat(stateMount != null).as(name + ": the state directory " + stateDir + " is on a volume").isTrue();
+                assertThat(stateMount.path("readOnly").asBoolean(false)).as(name + ": its state volume is writable").isFalse();
+                String authFile = env.get("ONCEGATE_AUTH_FILE");
+                if (authFile == null) {
+                    continue;
+                }
+                JsonNode mount = mountUnder(container, authFile);
+                assertThat(mount != null).as(name + ": ONCEGATE_AUTH_FILE " + authFile + " is on a volume").isTrue();
+                JsonNode volume = volume(workload, mount.path("name").asText());
+                JsonNode secret = named("Secret", volume.path("secret").path("secretName").asText());
+                String file = authFile.substring(mount.path("mountPath").asText().length() + 1);
+                boolean fromSecret = false;
+                for (JsonNode item : volume.path("secret").path("items")) {
+                    if (item.path("path").asText().equals(file)) {
+                        assertThat(secretKeys(secret)).contains(item.path("key").asText());
+                        fromSecret = true;
+                    }
+                }
+                assertThat(fromSecret).as(name + ": " + authFile + " is a key of the Secret").isTrue();
+                withIdentity.add(name);
+            }
+        }
+        assertThat(withIdentity).contains("oncegate-init", "oncegate-worker-example");
+    }
+
+    /** The container's volume mount that holds {@code path}, or null. */
+    static JsonNode mountUnder(JsonNode container, String path) {
+        for (JsonNode mount : container.path("volumeMounts")) {
+            String at = mount.path("mountPath").asText();
+            if (path.equals(at) || path.startsWith(at.endsWith("/") ? at : at + "/")) {
+                return mount;
+            }
+        }
+        return null;
+    }
+
+    static JsonNode volume(JsonNode workload, String name) {
+        for (JsonNode volume : podSpec(workload).path("volumes")) {
+            if (volume.path("name").asText().equals(name)) {
+                return volume;
+            }
+        }
+        throw new AssertionError("no volume " + name + " in " + workload.path("metadata").path("name").asText());
     }
 
     @Test
