@@ -15,6 +15,7 @@ import dev.oncegate.Decision;
 import dev.oncegate.EffectKey;
 import dev.oncegate.Outcome;
 import dev.oncegate.Gate;
+import dev.oncegate.StopReason;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -157,9 +158,12 @@ final class RunCommand extends NamespaceCommand {
                      b.meterRegistry(metrics.registry());
                  }
              });
-             Attempt attempt = enter(zk, gate, key)) {
+             Attempt attempt = gate.enter(key, wait)) {
             Decision decision = attempt.decision();
             if (decision instanceof Decision.Stop stop) {
+                if (stop.reason() == StopReason.ZOOKEEPER_UNREACHABLE) {
+                    System.err.println("oncegate run: " + zk.unreachable());
+                }
                 result = stopResult(key, stop);
                 code = ExitCode.of(stop);
             } else {
@@ -194,12 +198,6 @@ final class RunCommand extends NamespaceCommand {
             shutdown.done(code);
         }
         return code;
-    }
-
-    /** Learns the namespace's roles first (for the ACLs of the election nodes Curator creates), then enters. */
-    private Attempt enter(ZooKeeperConnection zk, Gate gate, EffectKey key) throws InterruptedException {
-        zk.learnRoles();
-        return gate.enter(key, wait);
     }
 
     /** Checks what picocli cannot: everything before any connection. */
