@@ -810,7 +810,7 @@ final class DefaultOperator implements Operator {
         } catch (InterruptedException | RuntimeException e) {
             throw e;
         } catch (KeeperException.NoAuthException e) {
-            throw new OncegateException("could not " + what + ": permission denied at " + e.getPath()
+            throw new OncegateException("could not " + what + ": permission denied" + (e.getPath() != null ? " at " + e.getPath() : "")
                     + " (this identity's role may not do that: check --auth / the client's credentials)", e);
         } catch (Exception e) {
             throw new OncegateException("could not " + what + ": " + e

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -172,6 +173,34 @@ public record EffectKey(String key, Destination destination, String sha256) {
         Objects.requireNonNull(key, "key");
         requireHex64("key", key);
         return key;
+    }
+
+    /**
+     * The key whose znode is {@code path} in {@code namespace}: the {@code path} that
+     * {@link #path(String)} gives (and {@code oncegate key} and {@code inspect} print), with the
+     * key's hex in either case.
+     *
+     * @return the key, 64 lower-case hex characters
+     * @throws IllegalArgumentException when {@code path} is no key's znode in {@code namespace}
+     *                                  (saying which namespace it is in, when it is another's)
+     */
+    public static String keyAt(String namespace, String path) {
+        Objects.requireNonNull(path, "path");
+        String ns = Layout.checkNamespace(namespace);
+        String key = path.substring(path.lastIndexOf('/') + 1).toLowerCase(Locale.ROOT);
+        String problem;
+        if (!key.matches("[0-9a-f]{64}")) {
+            problem = "it does not end in a key (64 hex characters)";
+        } else if (path.toLowerCase(Locale.ROOT).endsWith(Layout.keyPath("", key))) {
+            String in = path.substring(0, path.length() - Layout.keyPath("", key).length());
+            if (in.equals(ns)) {
+                return key;
+            }
+            problem = in.isEmpty() ? "it names no namespace" : "it is in namespace " + in + ", not " + ns;
+        } else {
+            problem = "a key's znode is " + Layout.keys(ns) + "/<its first 2 hex>/<the next 2>/<key>";
+        }
+        throw new IllegalArgumentException("key: '" + path + "' is not the path of a key in " + ns + ": " + problem);
     }
 
     static String canonicalText(Destination destination, String sha256) {

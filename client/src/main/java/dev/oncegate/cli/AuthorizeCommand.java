@@ -29,7 +29,7 @@ import picocli.CommandLine.Option;
                 + " role)."})
 final class AuthorizeCommand extends NamespaceCommand {
 
-    @Option(names = "--key", paramLabel = "KEY", required = true, description = "The key, 64 lower-case hex characters.")
+    @Option(names = "--key", paramLabel = "KEY", required = true, description = EffectKeyOptions.KEY_DESCRIPTION)
     String key;
 
     @Option(names = "--after", paramLabel = "N", required = true,
@@ -45,14 +45,14 @@ final class AuthorizeCommand extends NamespaceCommand {
 
     @Override
     public Integer call() throws Exception {
-        EffectKeyOptions.keyOption(key);
+        String key = EffectKeyOptions.keyOption(this.key, zookeeper.namespace());
         if (by.isBlank()) {
             throw usage("--by: must name who authorizes");
         }
         if (reason.isBlank()) {
             throw usage("--reason: must say why");
         }
-        Operator.Authorized done = zookeeper.withOperator(operator -> operator.authorize(key, after, by, reason));
+        Operator.Authorized done = zookeeper.withOperator(Access.Role.OPERATOR, "authorize", operator -> operator.authorize(key, after, by, reason));
         Map<String, Object> out = Json.object();
         out.put("key", key);
         out.put("path", done.path());

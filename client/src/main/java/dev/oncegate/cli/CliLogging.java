@@ -3,6 +3,8 @@ package dev.oncegate.cli;
 import java.util.Map;
 import java.util.TreeMap;
 
+import org.apache.curator.CuratorConnectionLossException;
+import org.apache.zookeeper.KeeperException;
 import org.slf4j.ILoggerFactory;
 import org.slf4j.IMarkerFactory;
 import org.slf4j.Logger;
@@ -24,6 +26,11 @@ import org.slf4j.spi.SLF4JServiceProvider;
  * {@code oncegate.task} entries the library sets around its work; here every line that has MDC
  * entries ends with them, sorted, as {@code {oncegate.key=…, oncegate.scope=0, oncegate.task=…}}.
  *
+ * <p>Quiet unless {@code -v} ({@link #verbose}): a line's exception is one line, not its stack
+ * trace, and a line about a lost or missing ZooKeeper connection is not printed at all, since
+ * the command says itself, once, what failed and what to check (Curator's and ZooKeeper's own
+ * loggers are off then, see {@link Main#configureLogging}).
+ *
  * <p>Registered as the jar's only {@link SLF4JServiceProvider} (the shaded jar leaves
  * slf4j-simple's own registration out). Thread-safe: the MDC is per thread, the loggers are
  * slf4j-simple's.
@@ -31,6 +38,13 @@ import org.slf4j.spi.SLF4JServiceProvider;
 public final class CliLogging implements SLF4JServiceProvider {
 
     private static final String REQUESTED_API_VERSION = "2.0.99";
+
+    private static volatile boolean verbose;
+
+    /** {@code -v}: stack traces and connection trouble as logged; else the quiet rules of the class comment. */
+    static void verbose(boolean on) {
+        verbose = on;
+    }
 
     private ILoggerFactory loggerFactory;
     private IMarkerFactory markerFactory;
@@ -85,13 +99,30 @@ public final class CliLogging implements SLF4JServiceProvider {
         protected void handleNormalizedLoggingCall(Level level, Marker marker, String pattern, Object[] arguments,
                                                    Throwable throwable) {
             Map<String, String> mdc = MDC.getCopyOfContextMap();
-            if (mdc == null || mdc.isEmpty()) {
+            boolean quiet = !verbose && throwable != null;
+            if (quiet && connectionLoss(throwable)) {
+                return;
+            }
+            if ((mdc == null || mdc.isEmpty()) && !quiet) {
                 super.handleNormalizedLoggingCall(level, marker, pattern, arguments, throwable);
                 return;
             }
             // Formatted here, so that braces in the MDC values are never taken for placeholders.
-            String message = MessageFormatter.basicArrayFormat(pattern, arguments) + " " + new TreeMap<>(mdc);
-            super.handleNormalizedLoggingCall(level, marker, message, null, throwable);
+            String message = MessageFormatter.basicArrayFormat(pattern, arguments)
+                    + (quiet ? ": " + throwable + " (-v for the stack trace)" : "")
+                    + (mdc == null || mdc.isEmpty() ? "" : " " + new TreeMap<>(mdc));
+            super.handleNormalizedLoggingCall(level, marker, message, null, quiet ? null : throwable);
+        }
+
+        /** A lost or missing ZooKeeper connection, which the command itself reports. */
+        private static boolean connectionLoss(Throwable throwable) {
+            for (Throwable t = throwable; t != null; t = t.getCause()) {
+                if (t instanceof KeeperException.ConnectionLossException || t instanceof CuratorConnectionLossException
+                        || t instanceof KeeperException.SessionExpiredException) {
+                    return true;
+                }
+            }
+            return false;
         }
     }
 }

@@ -1,6 +1,14 @@
 package dev.oncegate.cli;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.apache.zookeeper.client.ConnectStringParser;
 import org.apache.zookeeper.client.ZKClientConfig;
@@ -14,6 +22,11 @@ import picocli.CommandLine.Option;
 final class ConnectOptions {
 
     static final String DEFAULT_CONNECT = "127.0.0.1:2181";
+    static final String HOST_ENV = "ONCEGATE_HOST";
+
+    /** A host name or IPv4 address, or an IPv6 address in brackets; then an optional port. */
+    private static final Pattern SERVER = Pattern.compile(
+            "(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?\\])(?::([0-9]{1,5}))?");
 
     @Option(names = "--connect", paramLabel = "HOST:PORT[,…]",
             defaultValue = "${env:ONCEGATE_CONNECT:-127.0.0.1:2181}",
@@ -43,7 +56,7 @@ final class ConnectOptions {
 
     @Option(names = "--auth-file", paramLabel = "FILE",
             description = "A file whose first line is USER:PASSWORD (also: $$ONCEGATE_AUTH_FILE).")
-    java.nio.file.Path authFile;
+    Path authFile;
 
     /**
      * The identity to authenticate as: --auth, --auth-file, $ONCEGATE_AUTH, $ONCEGATE_AUTH_FILE,
@@ -67,17 +80,60 @@ final class ConnectOptions {
         }
         String file = System.getenv("ONCEGATE_AUTH_FILE");
         if (file != null && !file.isEmpty()) {
-            return Credentials.fromFile(java.nio.file.Path.of(file), "ONCEGATE_AUTH_FILE");
+            return Credentials.fromFile(Path.of(file), "ONCEGATE_AUTH_FILE");
         }
         return null;
     }
 
+    @Option(names = "--host", paramLabel = "NAME", defaultValue = "${env:" + HOST_ENV + "}",
+            description = "This machine's name in the records (leases, armed records, outcomes, authorizations) and in"
+                    + " run's default task id (default: $$" + HOST_ENV + ", else the local host name, resolved when it"
+                    + " resolves, else as the kernel has it).")
+    String host;
+
     /**
      * Everything a connection needs, each checked before anything connects: the connect string,
-     * the timeout, the client configuration file and the identity (bad input: exit 2).
+     * the timeout, the client configuration file, the identity and this machine's name (bad
+     * input: exit 2).
      */
     ZooKeeperConnection.Settings settings() {
-        return new ZooKeeperConnection.Settings(connect(), connectTimeout, zkClientConfig(), credentials());
+        return new ZooKeeperConnection.Settings(connect(), connectTimeout, zkClientConfig(), credentials(), null, host());
+    }
+
+    /**
+     * --host, else a non-empty $ONCEGATE_HOST, else the local host name: resolved, as the
+     * library names it, when it resolves; else as the kernel has it (a name no resolver knows is
+     * still this machine's name).
+     *
+     * @throws IllegalArgumentException when --host is empty or too long, or no name can be found (exit 2)
+     */
+    String host() {
+        if (host != null && !host.isEmpty()) {
+            if (host.isBlank() || host.length() > 256) {
+                throw new IllegalArgumentException("--host: must be 1 to 256 characters, not blank");
+            }
+            return host;
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException unresolvable) {
+            for (String file : new String[] {"/proc/sys/kernel/hostname", "/etc/hostname"}) {
+                try {
+                    String name = Files.readString(Path.of(file), StandardCharsets.UTF_8).strip();
+                    if (!name.isEmpty()) {
+                        return name;
+                    }
+                } catch (IOException | RuntimeException unreadable) {
+                    // the next place
+                }
+            }
+            String env = System.getenv("HOSTNAME");
+            if (env != null && !env.isBlank()) {
+                return env.strip();
+            }
+            throw new IllegalArgumentException("this machine's name cannot be found (" + unresolvable.getMessage()
+                    + "): give it with --host or " + HOST_ENV, unresolvable);
+        }
     }
 
     /** The connect string; an empty ONCEGATE_CONNECT counts as unset, an empty --connect is refused (exit 2). */
@@ -96,10 +152,30 @@ final class ConnectOptions {
             if (parsed.getServerAddresses().isEmpty()) {
                 throw new IllegalArgumentException("no server");
             }
+            requireHostPorts(text);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--connect: '" + text + "' is not a ZooKeeper connect string"
                     + " (HOST:PORT[,HOST:PORT…][/chroot]): " + e.getMessage(), e);
         }
         return text;
+    }
+
+    /**
+     * Refuses what ZooKeeper's own parser takes for a host but no resolver ever could, such as
+     * {@code garbage::::} (it would fail only after the whole --connect-timeout).
+     */
+    private static void requireHostPorts(String text) {
+        int chroot = text.indexOf('/');
+        String servers = chroot < 0 ? text : text.substring(0, chroot);
+        for (String server : servers.split(",", -1)) {
+            Matcher m = SERVER.matcher(server.strip());
+            if (!m.matches()) {
+                throw new IllegalArgumentException("'" + server.strip() + "' is not HOST[:PORT] (a host name, an IPv4"
+                        + " address or an IPv6 address in brackets)");
+            }
+            if (m.group(1) != null && (Integer.parseInt(m.group(1)) < 1 || Integer.parseInt(m.group(1)) > 65535)) {
+                throw new IllegalArgumentException("'" + server.strip() + "': the port must be 1 to 65535");
+            }
+        }
     }
 }

@@ -1,6 +1,7 @@
 package dev.oncegate.cli;
 
 import java.nio.file.Path;
+import java.util.Locale;
 
 import dev.oncegate.Destination;
 import dev.oncegate.EffectKey;
@@ -30,14 +31,24 @@ final class EffectKeyOptions {
             description = "The exact bytes to deliver; their SHA-256 is part of the key.")
     Path file;
 
+    /** What {@code --key} takes, for its description. */
+    static final String KEY_DESCRIPTION = "The key: 64 hex characters (either case), or its znode path as `oncegate key`"
+            + " and `inspect` print it (in this --namespace).";
+
     /**
-     * A key given as text, {@code --key KEY}: 64 lower-case hex characters.
+     * A key given as text, {@code --key KEY}: 64 hex characters, upper-case accepted (the key is
+     * lower-case), or the key's znode path in {@code namespace}, as {@code key} and {@code inspect}
+     * print it.
      *
-     * @throws IllegalArgumentException naming --key when it is malformed (exit 2)
+     * @return the key, 64 lower-case hex characters
+     * @throws IllegalArgumentException naming --key when it is neither (exit 2)
      */
-    static String keyOption(String key) {
+    static String keyOption(String key, String namespace) {
         try {
-            return EffectKey.requireKeyText(key);
+            if (key.startsWith("/")) {
+                return EffectKey.keyAt(namespace, key);
+            }
+            return EffectKey.requireKeyText(key.toLowerCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--" + e.getMessage(), e);
         }

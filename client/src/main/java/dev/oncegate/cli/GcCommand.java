@@ -35,7 +35,7 @@ final class GcCommand extends NamespaceCommand {
         if (olderThan.isZero() || olderThan.isNegative()) {
             throw usage("--older-than: must be more than zero");
         }
-        Operator.GcReport report = zookeeper.withOperator(operator -> operator.gc(olderThan, dryRun, entry -> {
+        Operator.GcReport report = zookeeper.withOperator(Access.Role.ADMIN, "gc", operator -> operator.gc(olderThan, dryRun, entry -> {
             Map<String, Object> out = Json.object();
             out.put("key", entry.key());
             out.put("path", entry.path());

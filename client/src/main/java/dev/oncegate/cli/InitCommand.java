@@ -35,7 +35,12 @@ final class InitCommand extends NamespaceCommand {
         }
         Genesis.Roles wanted = roles == null ? null : RoleOptions.roles(roles);
         try (ZooKeeperConnection zk = zookeeper.connect(settings)) {
-            Gate.Initialization init = Gate.initialize(zk.client(), namespace, wanted, zk.marks());
+            Gate.Initialization init;
+            try {
+                init = Gate.initialize(zk.client(), namespace, wanted, zk.marks());
+            } catch (RuntimeException e) {
+                throw Access.explained(e, zk, Access.Role.ADMIN);
+            }
             Genesis g = init.genesis();
             if (!init.created() && wanted != null && !wanted.equals(g.roles())) {
                 System.err.println("oncegate init: " + namespace + " was initialised already with "

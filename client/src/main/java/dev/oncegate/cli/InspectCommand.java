@@ -19,7 +19,7 @@ import picocli.CommandLine.Option;
                 + " unreadable (the JSON is printed all the same)."})
 final class InspectCommand extends NamespaceCommand {
 
-    @Option(names = "--key", paramLabel = "KEY", description = "The key, 64 lower-case hex characters.")
+    @Option(names = "--key", paramLabel = "KEY", description = EffectKeyOptions.KEY_DESCRIPTION)
     String key;
 
     @Mixin
@@ -38,7 +38,7 @@ final class InspectCommand extends NamespaceCommand {
             throw usage("--key and --dest/--dest-name/--file are mutually exclusive: name the key one way");
         }
         if (key != null) {
-            return EffectKeyOptions.keyOption(key);
+            return EffectKeyOptions.keyOption(key, zookeeper.namespace());
         }
         if (!effect.anyGiven()) {
             throw usage("missing the key: give --key KEY, or --dest/--dest-name with --file");

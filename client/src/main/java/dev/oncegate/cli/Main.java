@@ -5,8 +5,14 @@ import java.io.FileOutputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
 
 import dev.oncegate.OncegateException;
+import picocli.AutoComplete;
 import picocli.CommandLine;
 
 /**
@@ -48,18 +54,75 @@ public final class Main {
         return execute(text);
     }
 
-    /** Runs the command line; returns the exit code instead of exiting. */
-    static int execute(String... args) {
-        return commandLine().execute(args);
+    /**
+     * The subcommands, in the order the usage lists them, each made only when added: picocli
+     * reads every added command's annotations, and reading all of them costs a short-lived
+     * command (`key`, `--version`) a good part of its start.
+     */
+    private static final Map<String, Supplier<Object>> SUBCOMMANDS = subcommands();
+
+    private static Map<String, Supplier<Object>> subcommands() {
+        Map<String, Supplier<Object>> all = new LinkedHashMap<>();
+        all.put("init", InitCommand::new);
+        all.put("key", KeyCommand::new);
+        all.put("run", RunCommand::new);
+        all.put("inspect", InspectCommand::new);
+        all.put("list", ListCommand::new);
+        all.put("authorize", AuthorizeCommand::new);
+        all.put("reconcile", ReconcileCommand::new);
+        all.put("gc", GcCommand::new);
+        all.put("acl", AclCommand::new);
+        all.put("mcp", McpCommand::new);
+        all.put("server", ServerCommand::new);
+        all.put("exporter", ExporterCommand::new);
+        all.put("sidecar", SidecarCommand::new);
+        all.put("doctor", DoctorCommand::new);
+        all.put("demo", DemoCommand::new);
+        all.put("help", CommandLine.HelpCommand::new);
+        all.put("generate-completion", AutoComplete.GenerateCompletion::new);
+        return Collections.unmodifiableMap(all);
     }
 
+    /** Runs the command line; returns the exit code instead of exiting. */
+    static int execute(String... args) {
+        return commandLine(args).execute(args);
+    }
+
+    /** Every subcommand: for the usage, the man pages and completion. */
     static CommandLine commandLine() {
+        return commandLine(SUBCOMMANDS.keySet());
+    }
+
+    /**
+     * What {@code args} needs: only the subcommand it names (no other is parsed, so none other
+     * needs its classes loaded), none for {@code --version}, else every one (the usage, picocli's
+     * suggestions for a misspelt name).
+     */
+    static CommandLine commandLine(String... args) {
+        String first = args.length > 0 ? args[0] : "";
+        if (first.equals("-V") || first.equals("--version")) {
+            return commandLine(Set.of());
+        }
+        boolean named = SUBCOMMANDS.containsKey(first) && !first.equals("help");
+        return commandLine(named ? Set.of(first) : SUBCOMMANDS.keySet());
+    }
+
+    private static CommandLine commandLine(Set<String> names) {
         CommandLine cli = new CommandLine(new OncegateCommand());
+        SUBCOMMANDS.forEach((name, factory) -> {
+            if (names.contains(name)) {
+                cli.addSubcommand(name, factory.get());
+            }
+        });
         // picocli's own subcommands get their exit codes in their help too.
-        cli.getSubcommands().get("help").getCommandSpec().usageMessage()
-                .footer("", "Exit codes: 0 help printed; 2 no such subcommand.");
-        cli.getSubcommands().get("generate-completion").getCommandSpec().usageMessage()
-                .footer("", "Exit codes: 0 the script printed.");
+        if (names.contains("help")) {
+            cli.getSubcommands().get("help").getCommandSpec().usageMessage()
+                    .footer("", "Exit codes: 0 help printed; 2 no such subcommand.");
+        }
+        if (names.contains("generate-completion")) {
+            cli.getSubcommands().get("generate-completion").getCommandSpec().usageMessage()
+                    .footer("", "Exit codes: 0 the script printed.");
+        }
         cli.setStopAtPositional(true); // `run … -- COMMAND ARG…`: the command's own flags stay its own
         cli.setParameterExceptionHandler(Main::onBadUsage);
         cli.setExecutionExceptionHandler(Main::onFailure);
@@ -77,9 +140,18 @@ public final class Main {
                 verbose = true;
             }
         }
+        String command = args.length > 0 ? args[0] : "";
+        boolean serves = command.equals("server") || command.equals("exporter") || command.equals("demo");
+        CliLogging.verbose(verbose || serves);
         if (verbose) {
             System.setProperty("org.slf4j.simpleLogger.log.dev.oncegate", "info");
-        } else if (args.length > 0 && args[0].equals("demo")) {
+        } else if (!serves) {
+            // A short-lived command says itself what failed and what to check; the libraries' own
+            // lines (a stack trace per retry that gave up) are for -v.
+            System.setProperty("org.slf4j.simpleLogger.log.org.apache.curator", "off");
+            System.setProperty("org.slf4j.simpleLogger.log.org.apache.zookeeper", "off");
+        }
+        if (!verbose && args.length > 0 && args[0].equals("demo")) {
             // The demo injects faults on purpose: its workers' connection warnings are the show, not news.
             System.setProperty("org.slf4j.simpleLogger.log.dev.oncegate", "error");
             System.setProperty("org.slf4j.simpleLogger.log.org.apache.zookeeper", "off");

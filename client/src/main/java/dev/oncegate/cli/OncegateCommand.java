@@ -1,17 +1,14 @@
 package dev.oncegate.cli;
 
-import picocli.AutoComplete;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** {@code oncegate}: the root command; does nothing itself but list its subcommands. */
+/**
+ * {@code oncegate}: the root command; does nothing itself but list its subcommands, which
+ * {@link Main#commandLine} adds (all of them, or only the one a command line names).
+ */
 @Command(name = "oncegate", mixinStandardHelpOptions = true, versionProvider = OncegateCommand.Version.class,
         description = "Make an external side effect happen at most once across a fleet, coordinated through ZooKeeper.",
-        subcommands = {InitCommand.class, KeyCommand.class, RunCommand.class, InspectCommand.class,
-                ListCommand.class, AuthorizeCommand.class, ReconcileCommand.class, GcCommand.class, AclCommand.class,
-                McpCommand.class,
-                ServerCommand.class, ExporterCommand.class, SidecarCommand.class, DoctorCommand.class, DemoCommand.class,
-                CommandLine.HelpCommand.class, AutoComplete.GenerateCompletion.class},
         footer = {"", "Exit codes: 0 delivered (sent_verified) or success, 1 crossed with unknown outcome,"
                 + " 2 usage error or bad input, 3 proven not_sent, 10 stop_sent, 11 stop_unknown,"
                 + " 12 stop_busy, 13 stop_unavailable (fail closed)."})

@@ -21,7 +21,7 @@ import picocli.CommandLine.Option;
                 + " reconcile (the operator role)."})
 final class ReconcileCommand extends NamespaceCommand {
 
-    @Option(names = "--key", paramLabel = "KEY", required = true, description = "The key, 64 lower-case hex characters.")
+    @Option(names = "--key", paramLabel = "KEY", required = true, description = EffectKeyOptions.KEY_DESCRIPTION)
     String key;
 
     @Option(names = "--by", paramLabel = "WHO", required = true, description = "Who checked the destination.")
@@ -33,14 +33,14 @@ final class ReconcileCommand extends NamespaceCommand {
 
     @Override
     public Integer call() throws Exception {
-        EffectKeyOptions.keyOption(key);
+        String key = EffectKeyOptions.keyOption(this.key, zookeeper.namespace());
         if (by.isBlank()) {
             throw usage("--by: must name who checked the destination");
         }
         if (evidence.isBlank()) {
             throw usage("--evidence: must say what the destination showed");
         }
-        Operator.Reconciled done = zookeeper.withOperator(operator -> operator.reconcile(key, by, evidence));
+        Operator.Reconciled done = zookeeper.withOperator(Access.Role.OPERATOR, "reconcile", operator -> operator.reconcile(key, by, evidence));
         Map<String, Object> out = Json.object();
         out.put("key", key);
         out.put("path", done.path());

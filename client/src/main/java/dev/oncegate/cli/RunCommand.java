@@ -15,6 +15,7 @@ import dev.oncegate.Decision;
 import dev.oncegate.EffectKey;
 import dev.oncegate.Outcome;
 import dev.oncegate.Gate;
+import dev.oncegate.StopReason;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -160,6 +161,9 @@ final class RunCommand extends NamespaceCommand {
              Attempt attempt = enter(zk, gate, key, metrics)) {
             Decision decision = attempt.decision();
             if (decision instanceof Decision.Stop stop) {
+                if (stop.reason() == StopReason.ZOOKEEPER_UNREACHABLE) {
+                    System.err.println("oncegate run: " + zk.unreachable());
+                }
                 result = stopResult(key, stop);
                 code = ExitCode.of(stop);
             } else {
@@ -197,11 +201,10 @@ final class RunCommand extends NamespaceCommand {
     }
 
     /**
-     * Learns the namespace's roles first (for the ACLs of the election nodes Curator creates), puts
-     * the gate's series in the metrics textfile at zero when they are new there, then enters.
+     * Puts the gate's series in the metrics textfile at zero when they are new there (the gate
+     * learnt the namespace's roles when it was made), then enters.
      */
     private Attempt enter(ZooKeeperConnection zk, Gate gate, EffectKey key, RunMetrics metrics) throws InterruptedException {
-        zk.learnRoles();
         if (metrics != null) {
             metrics.addMissingAtZero();
         }

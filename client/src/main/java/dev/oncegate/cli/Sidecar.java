@@ -123,16 +123,23 @@ final class Sidecar implements AutoCloseable {
         this.registry = registry;
         this.settings = settings;
         this.bearer = bearerToken.getBytes(StandardCharsets.UTF_8);
-        this.gates = new SidecarGates(task -> zk.gate(b -> {
-            b.meterRegistry(registry);
-            String t = task != null ? task : settings.taskId();
-            if (t != null) {
-                b.taskId(t);
+        this.gates = new SidecarGates(task -> {
+            try {
+                return zk.gate(b -> {
+                    b.meterRegistry(registry);
+                    String t = task != null ? task : settings.taskId();
+                    if (t != null) {
+                        b.taskId(t);
+                    }
+                    if (settings.leaseTtl() != null) {
+                        b.leaseTtl(settings.leaseTtl());
+                    }
+                });
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // the sidecar is stopping: the call fails closed
+                throw new IllegalStateException("the sidecar is stopping", e);
             }
-            if (settings.leaseTtl() != null) {
-                b.leaseTtl(settings.leaseTtl());
-            }
-        }));
+        });
         gates.acquire(null, System.nanoTime()); // the default gate, for inspect and task-less agents: never idle
         this.requests = new ThreadPoolExecutor(settings.threads(), settings.threads(), 0, TimeUnit.MILLISECONDS,
                 new LinkedBlockingQueue<>(), threads("oncegate-sidecar-http-"));

@@ -41,12 +41,15 @@ final class ZooKeeperConnection implements AutoCloseable {
      * @param connectTimeout how long to wait for ZooKeeper
      * @param clientConfig   ZooKeeper client properties, or null for its defaults
      * @param credentials    the digest identity, or null for none
+     * @param also           a second identity to authenticate as too, or null
+     * @param host           this machine's name in the records the gates and operators write, or
+     *                       null for the library's default (the local host name, resolved)
      */
     record Settings(String connect, Duration connectTimeout, ZKClientConfig clientConfig, Credentials credentials,
-                    Credentials also) {
+                    Credentials also, String host) {
 
         Settings(String connect, Duration connectTimeout, ZKClientConfig clientConfig, Credentials credentials) {
-            this(connect, connectTimeout, clientConfig, credentials, null);
+            this(connect, connectTimeout, clientConfig, credentials, null, null);
         }
 
         /** Plain: no client configuration and no identity (the embedded server's own use). */
@@ -56,8 +59,8 @@ final class ZooKeeperConnection implements AutoCloseable {
 
         /** These settings, authenticated as {@code identity} too (a rotation: the old admin and the new). */
         Settings alsoAs(Credentials identity) {
-            return credentials == null ? new Settings(connect, connectTimeout, clientConfig, identity, null)
-                    : new Settings(connect, connectTimeout, clientConfig, credentials, identity);
+            return credentials == null ? new Settings(connect, connectTimeout, clientConfig, identity, null, host)
+                    : new Settings(connect, connectTimeout, clientConfig, credentials, identity, host);
         }
     }
 
@@ -67,13 +70,17 @@ final class ZooKeeperConnection implements AutoCloseable {
     private final ZxidMarks marks;
     private final AtomicReference<Genesis.Roles> roles;
 
+    /** When --connect-timeout, counted from the start of the client, runs out: every wait for the connection ends there. */
+    private final long deadlineNanos;
+
     private ZooKeeperConnection(CuratorFramework client, Settings settings, String namespace, ZxidMarks marks,
-                                AtomicReference<Genesis.Roles> roles) {
+                                AtomicReference<Genesis.Roles> roles, long deadlineNanos) {
         this.client = client;
         this.settings = settings;
         this.namespace = namespace;
         this.marks = marks;
         this.roles = roles;
+        this.deadlineNanos = deadlineNanos;
     }
 
     /**
@@ -106,8 +113,9 @@ final class ZooKeeperConnection implements AutoCloseable {
             builder.authorization(auth);
         }
         CuratorFramework client = builder.build();
+        long deadline = System.nanoTime() + settings.connectTimeout().toNanos();
         client.start();
-        return new ZooKeeperConnection(client, settings, namespace, marks, roles);
+        return new ZooKeeperConnection(client, settings, namespace, marks, roles, deadline);
     }
 
     /** {@link #open(Settings, String)}, connected. */
@@ -133,11 +141,27 @@ final class ZooKeeperConnection implements AutoCloseable {
      * @throws UnavailableException when ZooKeeper cannot be reached in time (exit 13)
      */
     void awaitConnected() throws InterruptedException {
-        if (!client.blockUntilConnected((int) Math.max(1, settings.connectTimeout().toMillis()), TimeUnit.MILLISECONDS)) {
-            throw new UnavailableException("ZooKeeper at " + settings.connect() + " could not be reached within "
-                    + Durations.format(settings.connectTimeout()) + " (check --connect / ONCEGATE_CONNECT, and"
-                    + " --zk-client-config for a TLS port, and that the server is up)");
+        if (!connectedBeforeDeadline()) {
+            throw new UnavailableException(unreachable());
         }
+    }
+
+    /** What failed when ZooKeeper could not be reached in time, and what to check. */
+    String unreachable() {
+        return "ZooKeeper at " + settings.connect() + " could not be reached within "
+                + Durations.format(settings.connectTimeout()) + " (check --connect / ONCEGATE_CONNECT, and"
+                + " --zk-client-config for a TLS port, and that the server is up)";
+    }
+
+    /** Whether the client is connected, waiting for it until the deadline (--connect-timeout after the start) at most. */
+    private boolean connectedBeforeDeadline() throws InterruptedException {
+        long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+        return client.blockUntilConnected((int) Math.max(1, Math.min(Integer.MAX_VALUE, left)), TimeUnit.MILLISECONDS);
+    }
+
+    /** What is left of --connect-timeout, counted from the start of the client (zero once it ran out). */
+    private Duration remaining() {
+        return Duration.ofNanos(Math.max(0, deadlineNanos - System.nanoTime()));
     }
 
     /**
@@ -146,7 +170,7 @@ final class ZooKeeperConnection implements AutoCloseable {
      * which fails closed on it with a precise reason.
      */
     void learnRoles() throws InterruptedException {
-        if (!client.blockUntilConnected((int) Math.max(1, settings.connectTimeout().toMillis()), TimeUnit.MILLISECONDS)) {
+        if (!connectedBeforeDeadline()) {
             return;
         }
         try {
@@ -158,6 +182,11 @@ final class ZooKeeperConnection implements AutoCloseable {
 
     CuratorFramework client() {
         return client;
+    }
+
+    /** The identity this client authenticated as ({@code --auth}), or null for none. */
+    Credentials identity() {
+        return settings.credentials();
     }
 
     /** The namespace this connection works in. */
@@ -174,20 +203,30 @@ final class ZooKeeperConnection implements AutoCloseable {
     }
 
     /**
-     * A gate on this connection: the namespace, the connect timeout, this host's zxid marks (so
-     * every command leaves and checks the rollback witness), plus whatever {@code configure} adds.
-     * The caller closes it (before this connection).
+     * A gate on this connection, once the namespace's roles are known (for the ACLs of the
+     * election nodes Curator creates): the namespace, what is left of the connect timeout (so
+     * that the whole command gives up within --connect-timeout, however many waits it has),
+     * this host's zxid marks (so every command leaves and checks the rollback witness), plus
+     * whatever {@code configure} adds. The caller closes it (before this connection).
      */
-    Gate gate(Consumer<Gate.Builder> configure) {
-        Gate.Builder builder = Gate.builder(client).namespace(namespace).connectTimeout(settings.connectTimeout())
+    Gate gate(Consumer<Gate.Builder> configure) throws InterruptedException {
+        learnRoles();
+        Gate.Builder builder = Gate.builder(client).namespace(namespace).connectTimeout(remaining())
                 .zxidMarks(marks());
+        if (settings.host() != null) {
+            builder.host(settings.host());
+        }
         configure.accept(builder);
         return builder.build();
     }
 
     /** The operator side of the namespace on this connection, feeding this host's zxid marks. */
     Operator operator() {
-        return Operator.builder(client).namespace(namespace).zxidMarks(marks()).build();
+        Operator.Builder builder = Operator.builder(client).namespace(namespace).zxidMarks(marks());
+        if (settings.host() != null) {
+            builder.host(settings.host());
+        }
+        return builder.build();
     }
 
     @Override

@@ -63,12 +63,27 @@ final class ZooKeeperOptions {
      * @throws UnavailableException when ZooKeeper cannot be reached within --connect-timeout (exit 13)
      */
     <T> T withOperator(OperatorCall<T> call) throws InterruptedException {
+        return withOperator(Access.Role.WORKER, null, call);
+    }
+
+    /**
+     * {@link #withOperator(OperatorCall)} for {@code what}, a call that needs the role
+     * {@code needed}: under access control the role is checked first, before anything is read
+     * or written (see {@link Access#require}), and a refusal by ZooKeeper says which role this
+     * identity has, or why none (exit 13).
+     */
+    <T> T withOperator(Access.Role needed, String what, OperatorCall<T> call) throws InterruptedException {
         try (ZooKeeperConnection zk = connect()) {
+            if (what != null) {
+                Access.require(zk, needed, what);
+            }
             Operator operator = zk.operator();
             try {
                 return call.call(operator);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("refused: " + e.getMessage(), e);
+            } catch (RuntimeException e) {
+                throw Access.explained(e, zk, needed);
             }
         }
     }
