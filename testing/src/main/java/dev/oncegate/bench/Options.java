@@ -18,19 +18,27 @@ import java.util.concurrent.ThreadLocalRandom;
  * @param consumedKeys keys consumed beforehand for the consumed workload, per arm
  * @param memoryKeys   keys per arm in the memory phase
  * @param help         print the usage and stop
+ * @param startup      the unpacked distribution whose start the startup phase measures, or null for no such phase
+ * @param startupRuns  runs of each command in the startup phase
+ * @param startupOnly  the startup phase alone: no trials, no memory phase
  */
 record Options(boolean quick, Path out, long seed, int trials, Duration trial, Duration warmup, int consumedKeys,
-               long memoryKeys, boolean help) {
+               long memoryKeys, boolean help, Path startup, int startupRuns, boolean startupOnly) {
 
     static final String USAGE = """
             Usage: java -jar oncegate-bench.jar [--quick] [--out FILE] [--seed N] [--trials N]
                                                 [--trial-seconds S] [--memory-keys N]
+                                                [--startup DIR [--startup-runs N] [--startup-only]]
               --quick            a short run (about half a minute) with far fewer keys
               --out FILE         the JSON report (default oncegate-bench.json); the log goes beside it
               --seed N           names the keys (default: random, printed)
               --trials N         trials per arm and workload, at least 3 (default 5; --quick 3)
               --trial-seconds S  length of one trial (default 3; --quick 0.15)
               --memory-keys N    keys per arm in the memory phase (default 100000; --quick 100)
+              --startup DIR      also time the unpacked distribution DIR's bin/oncegate (--version, key,
+                                 inspect, run -- true) against a bare `java -cp` hello-world
+              --startup-runs N   runs of each command in the startup phase (default 10; --quick 3)
+              --startup-only     the startup phase alone (with the server it talks to)
             Exit status: 0 when no arm executed an effect twice, 1 when one did or the run failed, 2 for bad options.""";
 
     Options {
@@ -42,6 +50,12 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
         }
         if (memoryKeys < 1) {
             throw new IllegalArgumentException("--memory-keys: at least 1, got " + memoryKeys);
+        }
+        if (startupRuns < 1) {
+            throw new IllegalArgumentException("--startup-runs: at least 1, got " + startupRuns);
+        }
+        if (startupOnly && startup == null) {
+            throw new IllegalArgumentException("--startup-only: needs --startup DIR");
         }
     }
 
@@ -65,6 +79,9 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
         Integer trials = null;
         Double seconds = null;
         Long memoryKeys = null;
+        String startup = null;
+        Integer startupRuns = null;
+        boolean startupOnly = false;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             switch (arg) {
@@ -75,6 +92,9 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
                 case "--trials" -> trials = Math.toIntExact(number(value(args, ++i, arg), arg));
                 case "--trial-seconds" -> seconds = decimal(value(args, ++i, arg), arg);
                 case "--memory-keys" -> memoryKeys = number(value(args, ++i, arg), arg);
+                case "--startup" -> startup = value(args, ++i, arg);
+                case "--startup-runs" -> startupRuns = Math.toIntExact(number(value(args, ++i, arg), arg));
+                case "--startup-only" -> startupOnly = true;
                 default -> throw new IllegalArgumentException("unknown option " + arg);
             }
         }
@@ -85,7 +105,8 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
                 quick ? Duration.ZERO : Duration.ofSeconds(1),
                 quick ? 64 : 2000,
                 memoryKeys != null ? memoryKeys : quick ? 100 : 100_000,
-                help);
+                help, startup == null ? null : Path.of(startup), startupRuns != null ? startupRuns : quick ? 3 : 10,
+                startupOnly);
     }
 
     private static String value(String[] args, int i, String option) {
