@@ -9,10 +9,11 @@ import org.apache.zookeeper.KeeperException;
 
 /**
  * Who this client is in a namespace under access control, told from the digest ids its genesis
- * names: the role the identity has, or why it has none. ZooKeeper itself cannot tell a wrong
- * password from a missing role (digest authentication never fails: a wrong password is only
- * another identity, which no ACL names), but the genesis can: a user the genesis names with
- * another digest gave a wrong password.
+ * names: the role the identity has, or why it has none. ZooKeeper's digest authentication never
+ * fails (a wrong password is only another identity, which no ACL names), so a wrong password and
+ * a user without a role differ only in what the genesis says, and the genesis is readable by the
+ * three roles alone: an identity that can read it is told its role; one that cannot is told that
+ * a wrong password and a missing role look alike from where it stands, and to check the password.
  *
  * <p>Used to check a role before a command acts (gc) and to turn a refusal
  * ({@link KeeperException.NoAuthException}) into a sentence that says what to do.
@@ -38,10 +39,10 @@ final class Access {
     }
 
     /**
-     * Why {@code identity} may not do what needs {@code needed}: unauthenticated, a wrong
-     * password for one of the namespace's users, a user the namespace does not name, or another
-     * role; and what to give instead. {@code roles} null: the genesis could not be read with this
-     * identity, and then a wrong password and a missing role cannot be told apart.
+     * Why {@code identity} may not do what needs {@code needed}: unauthenticated, a user the
+     * namespace does not name, or another role; and what to give instead. {@code rolesRead}
+     * false: the genesis could not be read with this identity, and then a wrong password and a
+     * missing role cannot be told apart.
      */
     static String whyNot(Genesis.Roles roles, boolean rolesRead, Credentials identity, Role needed) {
         String give = "give the " + name(needed) + "'s identity (--auth, --auth-file, ONCEGATE_AUTH or ONCEGATE_AUTH_FILE)";
@@ -59,13 +60,6 @@ final class Access {
         Role role = roleOf(roles, identity);
         if (role != null) {
             return identity.user() + " is the namespace's " + name(role) + ", and this needs the " + name(needed) + ": " + give;
-        }
-        String user = identity.user() + ":";
-        for (Role r : Role.values()) {
-            if (digestOf(roles, r).startsWith(user)) {
-                return "wrong password for " + identity.user() + " (from " + identity.source() + "), the namespace's "
-                        + name(r) + ": its digest is not the one the genesis names; check the password";
-            }
         }
         return identity.user() + " (from " + identity.source() + ") is none of the namespace's identities (worker "
                 + user(roles.worker()) + ", operator " + user(roles.operator()) + ", admin " + user(roles.admin()) + "): "
@@ -131,14 +125,6 @@ final class Access {
     /** {@code permission denied at PATH} or, when ZooKeeper names none (a multi-operation), without it. */
     static String denied(KeeperException.NoAuthException e) {
         return e.getPath() != null ? "permission denied at " + e.getPath() : "permission denied";
-    }
-
-    private static String digestOf(Genesis.Roles roles, Role role) {
-        return switch (role) {
-            case WORKER -> roles.worker();
-            case OPERATOR -> roles.operator();
-            case ADMIN -> roles.admin();
-        };
     }
 
     private static String user(String digestId) {

@@ -30,12 +30,14 @@ final class ConnectOptions {
 
     @Option(names = "--connect", paramLabel = "HOST:PORT[,…]",
             defaultValue = "${env:ONCEGATE_CONNECT:-127.0.0.1:2181}",
-            description = "ZooKeeper connect string (default: $$ONCEGATE_CONNECT, else 127.0.0.1:2181).")
+            description = "ZooKeeper connect string: HOST[:PORT],… (a host name, an IPv4 address or an IPv6 address in"
+                    + " brackets), then an optional /chroot (default: $$ONCEGATE_CONNECT, else 127.0.0.1:2181).")
     String connect;
 
     @Option(names = "--connect-timeout", paramLabel = "DURATION", defaultValue = "15s",
             converter = Durations.class,
-            description = "How long to wait for ZooKeeper before failing closed with exit 13 (default: ${DEFAULT-VALUE}).")
+            description = "How long to wait for ZooKeeper before failing closed with exit 13: every wait for the"
+                    + " connection together, from the client's start (default: ${DEFAULT-VALUE}).")
     Duration connectTimeout;
 
     @Option(names = "--zk-client-config", paramLabel = "FILE", defaultValue = "${env:" + ZkClientConfigFile.ENV + "}",

@@ -96,14 +96,15 @@ public final class Main {
     /**
      * What {@code args} needs: only the subcommand it names (no other is parsed, so none other
      * needs its classes loaded), none for {@code --version}, else every one (the usage, picocli's
-     * suggestions for a misspelt name).
+     * suggestions for a misspelt name, {@code help} and {@code generate-completion}, which
+     * describe them all).
      */
     static CommandLine commandLine(String... args) {
         String first = args.length > 0 ? args[0] : "";
         if (first.equals("-V") || first.equals("--version")) {
             return commandLine(Set.of());
         }
-        boolean named = SUBCOMMANDS.containsKey(first) && !first.equals("help");
+        boolean named = SUBCOMMANDS.containsKey(first) && !first.equals("help") && !first.equals("generate-completion");
         return commandLine(named ? Set.of(first) : SUBCOMMANDS.keySet());
     }
 
@@ -150,6 +151,8 @@ public final class Main {
             // lines (a stack trace per retry that gave up) are for -v.
             System.setProperty("org.slf4j.simpleLogger.log.org.apache.curator", "off");
             System.setProperty("org.slf4j.simpleLogger.log.org.apache.zookeeper", "off");
+            // The gate's own warnings are about the connection's state, which the command's result reports.
+            System.setProperty("org.slf4j.simpleLogger.log.dev.oncegate.DefaultGate", "error");
         }
         if (!verbose && args.length > 0 && args[0].equals("demo")) {
             // The demo injects faults on purpose: its workers' connection warnings are the show, not news.

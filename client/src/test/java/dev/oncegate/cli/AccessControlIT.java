@@ -53,10 +53,16 @@ class AccessControlIT {
     @BeforeAll
     static void startAndInitialise() throws Exception {
         zk = EmbeddedZooKeeper.start();
-        admin = CuratorFrameworkFactory.builder().connectString(zk.connectString()).sessionTimeoutMs(6000)
+        admin = clientAs(zk, ADMIN);
+    }
+
+    /** A started client of {@code zk} authenticated as {@code identity} ({@code USER:PASSWORD}). */
+    static CuratorFramework clientAs(EmbeddedZooKeeper zk, String identity) {
+        CuratorFramework client = CuratorFrameworkFactory.builder().connectString(zk.connectString()).sessionTimeoutMs(6000)
                 .connectionTimeoutMs(3000).retryPolicy(new RetryNTimes(3, 200))
-                .authorization("digest", ADMIN.getBytes(StandardCharsets.UTF_8)).build();
-        admin.start();
+                .authorization("digest", identity.getBytes(StandardCharsets.UTF_8)).build();
+        client.start();
+        return client;
     }
 
     @AfterAll

@@ -27,7 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The distribution as a user gets it: {@code target/oncegate-VERSION.tar.gz}, built by
  * {@code mvn package}, unpacked into a directory of its own; its launcher against a real
- * ZooKeeper, its class-data sharing archive, its man pages and completion script; and the
+ * ZooKeeper, its class-data sharing archive (made on first use, in the cache directory), its
+ * man pages and completion script; and the
  * slimmed runnable jar inside it (DemoIT runs the demo from that jar).
  */
 class DistributionIT extends CliFixture {
@@ -42,6 +43,9 @@ class DistributionIT extends CliFixture {
 
     @TempDir
     static Path unpackedInto;
+    /** The launchers' cache directory ($XDG_CACHE_HOME), shared by the tests: never the user's. */
+    @TempDir
+    static Path cache;
     /** The unpacked distribution, {@code oncegate-VERSION/}. */
     static Path home;
 
@@ -76,7 +80,7 @@ class DistributionIT extends CliFixture {
         assertThat(keyed.exit()).as(keyed.toString()).isZero();
         assertThat(keyed.stdoutJson().get("key").asText()).isEqualTo(DEST_NAME_KEY);
         assertThat(keyed.stdoutJson().get("destination").asText()).isEqualTo("Équipe Finance – Q3 📊");
-        // Silent: on Java 17 the archive does not fit a moved installation, and the JVM says nothing.
+        // Silent, though this first use makes the installation's class-data sharing archive.
         assertThat(stderrLines(keyed)).isEmpty();
         assertThat(first.exit()).as(first.toString()).isEqualTo(ExitCode.SENT_VERIFIED);
         assertThat(first.runJson().get("outcome").asText()).isEqualTo("sent_verified");
@@ -107,22 +111,50 @@ class DistributionIT extends CliFixture {
     }
 
     @Test
-    void packagedArchive_isUsedWhereItWasBuilt() throws Exception {
-        Path built = Path.of(property("oncegate.dist.home"));
+    void movedInstallation_makesItsArchiveOnFirstUse_andMapsItsClassesFromIt() throws Exception {
+        Path installation = copyOfTheInstallation("moved");
+        Path ownCache = dir.resolve("cache");
 
-        Cli.Result keyed = loggingClassLoads(built).run("key", "--dest", dest, "--file", content.toString());
+        Cli.Result first = launcher(installation, Map.of("XDG_CACHE_HOME", ownCache.toString()))
+                .run("key", "--dest", dest, "--file", content.toString());
+        Cli.Result keyed = loggingClassLoads(installation, ownCache).run("key", "--dest", dest, "--file", content.toString());
 
+        assertThat(first.exit()).as(first.toString()).isZero();
+        assertThat(stderrLines(first)).isEmpty();
+        assertThat(archives(ownCache)).singleElement().asString().matches(".*/oncegate-[^/]+-[0-9]+\\.jsa");
         assertThat(keyed.exit()).as(keyed.toString()).isZero();
+        assertThat(keyed.stdoutJson().get("key").asText()).isEqualTo(key.key());
         assertThat(stderrLines(keyed)).isEmpty();
+        assertThat(loadedFromTheArchive("dev.oncegate.cli.Main")).isTrue();
+        assertThat(loadedFromTheArchive("dev.oncegate.EffectKey")).isTrue();
+    }
+
+    @Test
+    void anotherInstallation_getsAnArchiveOfItsOwn_andTheFirstKeepsIts() throws Exception {
+        Path ownCache = dir.resolve("cache");
+        Path one = copyOfTheInstallation("one");
+        Path two = copyOfTheInstallation("two");
+
+        Cli.Result first = launcher(one, Map.of("XDG_CACHE_HOME", ownCache.toString())).run("--version");
+        List<Path> afterOne = archives(ownCache);
+        Cli.Result second = launcher(two, Map.of("XDG_CACHE_HOME", ownCache.toString())).run("--version");
+        Cli.Result keyed = loggingClassLoads(one, ownCache).run("key", "--dest", dest, "--file", content.toString());
+
+        assertThat(first.exit()).as(first.toString()).isZero();
+        assertThat(second.exit()).as(second.toString()).isZero();
+        assertThat(afterOne).hasSize(1);
+        assertThat(archives(ownCache)).hasSize(2).containsAll(afterOne);
+        assertThat(keyed.exit()).as(keyed.toString()).isZero();
         assertThat(loadedFromTheArchive("dev.oncegate.cli.Main")).isTrue();
     }
 
     @Test
-    void archiveThatDoesNotFit_isIgnoredSilently() throws Exception {
-        Path installation = copyOfTheInstallation("misfit");
-        Files.write(installation.resolve("lib/oncegate.jsa"), "not a class-data sharing archive".getBytes(StandardCharsets.UTF_8));
+    void cacheThatCannotBeWritten_neverFailsTheCommand_silently() throws Exception {
+        Path notADirectory = Files.writeString(dir.resolve("not-a-directory"), "");
 
-        Cli.Result keyed = launcher(installation, Map.of()).run("key", "--dest", dest, "--file", content.toString());
+        Cli.Result keyed = launcher(copyOfTheInstallation("unwritable"),
+                Map.of("XDG_CACHE_HOME", notADirectory.resolve("cache").toString()))
+                .run("key", "--dest", dest, "--file", content.toString());
 
         assertThat(keyed.exit()).as(keyed.toString()).isZero();
         assertThat(keyed.stdoutJson().get("key").asText()).isEqualTo(key.key());
@@ -130,22 +162,23 @@ class DistributionIT extends CliFixture {
     }
 
     @Test
-    void oncegateCds_buildsAnArchiveThatFitsAMovedInstallation() throws Exception {
+    void oncegateCds_makesTheArchiveAgain_andSaysWhere() throws Exception {
         Path installation = copyOfTheInstallation("moved");
+        Path ownCache = dir.resolve("cache");
 
-        // On a host whose fleet settings are in its environment: none of them is the workload's
+        // On a host whose fleet settings are in its environment: none of them is the archive's
         Path hostState = dir.resolve("host-state");
         Path hostTextfile = dir.resolve("host-metrics.prom");
         Map<String, String> host = Map.of("JAVA_HOME", javaHome, "XDG_STATE_HOME", hostState.toString(),
-                "ONCEGATE_METRICS_TEXTFILE", hostTextfile.toString(),
+                "XDG_CACHE_HOME", ownCache.toString(), "ONCEGATE_METRICS_TEXTFILE", hostTextfile.toString(),
                 "ONCEGATE_ZK_CLIENT_CONFIG", dir.resolve("tls-client.properties").toString());
-        Cli.Result rebuilt = new Cli(dir, host, installation.resolve("bin/oncegate-cds")).run();
-        Cli.Result keyed = loggingClassLoads(installation).run("key", "--dest", dest, "--file", content.toString());
+        Cli.Result made = new Cli(dir, host, installation.resolve("bin/oncegate-cds")).run();
+        Cli.Result keyed = loggingClassLoads(installation, ownCache).run("key", "--dest", dest, "--file", content.toString());
 
-        assertThat(rebuilt.exit()).as(rebuilt.toString()).isZero();
+        assertThat(made.exit()).as(made.toString()).isZero();
         assertThat(hostState).as("the host's zxid marks").doesNotExist();
         assertThat(hostTextfile).as("the host's metrics textfile").doesNotExist();
-        assertThat(rebuilt.stdout()).contains("built " + installation.toRealPath().resolve("lib/oncegate.jsa"));
+        assertThat(made.stderr()).contains("made " + archives(ownCache).get(0) + " for " + installation.toRealPath());
         assertThat(keyed.exit()).as(keyed.toString()).isZero();
         assertThat(loadedFromTheArchive("dev.oncegate.cli.Main")).isTrue();
     }
@@ -204,16 +237,27 @@ class DistributionIT extends CliFixture {
         }
     }
 
-    /** The launcher of {@code installation}, with this JDK and {@code env}. */
+    /** The launcher of {@code installation}, with this JDK, the tests' cache directory and {@code env}. */
     private Cli launcher(Path installation, Map<String, String> env) {
-        Map<String, String> all = new HashMap<>(Map.of("JAVA_HOME", javaHome));
+        Map<String, String> all = new HashMap<>(Map.of("JAVA_HOME", javaHome, "XDG_CACHE_HOME", cache.toString()));
         all.putAll(env);
         return new Cli(dir, all, installation.resolve("bin/oncegate"));
     }
 
-    /** The launcher of {@code installation}, its JVM logging where each class came from into {@code dir/classes.log}. */
-    private Cli loggingClassLoads(Path installation) {
-        return launcher(installation, Map.of("ONCEGATE_JAVA_OPTS", "-Xlog:class+load=info:file=" + dir.resolve("classes.log")));
+    /**
+     * The launcher of {@code installation} with the cache directory {@code cacheHome}, its JVM
+     * logging where each class came from into {@code dir/classes.log}.
+     */
+    private Cli loggingClassLoads(Path installation, Path cacheHome) {
+        return launcher(installation, Map.of("XDG_CACHE_HOME", cacheHome.toString(),
+                "ONCEGATE_JAVA_OPTS", "-Xlog:class+load=info:file=" + dir.resolve("classes.log")));
+    }
+
+    /** The archives in {@code cacheHome}'s oncegate directory. */
+    private static List<Path> archives(Path cacheHome) throws IOException {
+        try (var files = Files.list(cacheHome.resolve("oncegate"))) {
+            return files.filter(f -> f.toString().endsWith(".jsa")).sorted().toList();
+        }
     }
 
     /** stderr, line by line, less the JVM's echo of a JAVA_TOOL_OPTIONS that the tests themselves run with. */
@@ -226,10 +270,10 @@ class DistributionIT extends CliFixture {
                 .anyMatch(line -> line.contains(" " + className + " source: shared objects file"));
     }
 
-    /** The unpacked distribution copied to {@code dir/NAME}, without its archive. */
+    /** The launchers, the jar and the class list of the unpacked distribution, copied to {@code dir/NAME}. */
     private Path copyOfTheInstallation(String name) throws IOException {
         Path copy = dir.resolve(name);
-        for (String file : List.of("bin/oncegate", "bin/oncegate-cds", "lib/oncegate.jar")) {
+        for (String file : List.of("bin/oncegate", "bin/oncegate-cds", "lib/oncegate.jar", "lib/oncegate.classlist")) {
             Files.createDirectories(copy.resolve(file).getParent());
             Files.copy(home.resolve(file), copy.resolve(file), StandardCopyOption.COPY_ATTRIBUTES);
         }

@@ -20,6 +20,7 @@ import java.util.Properties;
  * runs every workload, and within a workload every arm, in the same order (raw, raw_async64,
  * floor, naive, oncegate, oncegate_shared: A B C D A B C D …), so that a machine's changing load
  * falls on every arm alike; last, the memory phase. Everything runs against one real server in this process.
+ * With {@code --startup DIR}, first the startup phase ({@link StartupPhase}); with {@code --startup-only}, only it.
  *
  * <p>Not thread-safe: a run belongs to the thread that calls {@link #run}.
  *
@@ -42,6 +43,14 @@ record Bench(Options options, LogTally logs, PrintStream err) {
             Stage stage = stage(server, fleet, keys);
             stage.progress().note("seed " + options.seed() + " (repeat with --seed " + options.seed() + "); server "
                     + server.connectString() + ", data in " + server.dataDir() + ", fsync on; " + fleet.size() + " sessions");
+            Report.Startup startup = options.startup() == null ? null
+                    : new StartupPhase(options.startup(), server.connectString(), options.startupRuns(), stage.progress()).measure();
+            if (options.startupOnly()) {
+                Ratios ratios = Ratios.of(List.of(), List.of(), null, startup);
+                return new Report(1, "oncegate-bench", started.toString(), (System.nanoTime() - t0) / 1e9, options.seed(),
+                        options.quick(), environment(server, loadAtStart), settings(), List.of(), List.of(), 0, true,
+                        ratios.values(), ratios.notes(), null, "--startup-only", startup);
+            }
             Map<Arm, List<String>> consumed = consumeBeforehand(stage);
             if (!options.warmup().isZero()) {
                 stage.round(consumed, 0, options.warmup(), (w, arm, t) ->
@@ -67,10 +76,10 @@ record Bench(Options options, LogTally logs, PrintStream err) {
             long duplicates = stage.ledgers().values().stream().mapToLong(Ledger::duplicates).sum()
                     + memory.stream().mapToLong(Report.MemoryResult::duplicates).sum();
             List<Report.WorkloadResult> workloads = workloadResults(trials);
-            Ratios ratios = Ratios.of(workloads, memory, sidecar);
+            Ratios ratios = Ratios.of(workloads, memory, sidecar, startup);
             return new Report(1, "oncegate-bench", started.toString(), (System.nanoTime() - t0) / 1e9, options.seed(),
                     options.quick(), environment(server, loadAtStart), settings(), workloads, List.copyOf(memory),
-                    duplicates, duplicates == 0, ratios.values(), ratios.notes(), sidecar, skipped);
+                    duplicates, duplicates == 0, ratios.values(), ratios.notes(), sidecar, skipped, startup);
         }
     }
 

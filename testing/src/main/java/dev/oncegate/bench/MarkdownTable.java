@@ -67,6 +67,14 @@ final class MarkdownTable {
         } else if (report.sidecarSkipped() != null) {
             md.append("\nSidecar phase skipped: ").append(report.sidecarSkipped()).append("\n");
         }
+        if (report.startup() != null) {
+            md.append(String.format(Locale.ROOT, "%n| startup (%d runs; first use %.0f ms) | median ms (min–max) | × floor |%n|---|---|---|%n",
+                    report.startup().runs(), report.startup().firstUseMs()));
+            for (Report.StartupCommand c : report.startup().commands()) {
+                md.append(String.format(Locale.ROOT, "| %s | %.0f (%.0f–%.0f) | %.2f |%n", c.command(), c.ms().median(),
+                        c.ms().min(), c.ms().max(), c.vsFloor()));
+            }
+        }
         md.append("\n| ratio | value |\n|---|---|\n");
         report.ratios().forEach((name, value) -> md.append("| ").append(name).append(" | ")
                 .append(value == null ? "—" : String.format(Locale.ROOT, "%.3f", value)).append(" |\n"));

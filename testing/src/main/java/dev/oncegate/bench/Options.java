@@ -23,14 +23,18 @@ import java.util.concurrent.ThreadLocalRandom;
  * @param pythonClient the directory holding the Python client's package ({@code client/python})
  * @param sidecarHandles open handles at which the sidecar's footprint is measured
  * @param runEffects   how many {@code oncegate run -- true} the sidecar phase times
+ * @param startup      the unpacked distribution whose start the startup phase measures, or null for no such phase
+ * @param startupRuns  runs of each command in the startup phase
+ * @param startupOnly  the startup phase alone: no trials, no memory phase
  */
 record Options(boolean quick, Path out, long seed, int trials, Duration trial, Duration warmup, int consumedKeys,
                long memoryKeys, boolean help, Path sidecarJar, Path python, Path pythonClient, int sidecarHandles,
-               int runEffects) {
+               int runEffects, Path startup, int startupRuns, boolean startupOnly) {
 
     static final String USAGE = """
             Usage: java -jar oncegate-bench.jar [--quick] [--out FILE] [--seed N] [--trials N]
                                                 [--trial-seconds S] [--memory-keys N]
+                                                [--startup DIR [--startup-runs N] [--startup-only]]
               --quick            a short run (about half a minute) with far fewer keys
               --out FILE         the JSON report (default oncegate-bench.json); the log goes beside it
               --seed N           names the keys (default: random, printed)
@@ -43,6 +47,10 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
               --python-client DIR  the Python client (default client/python)
               --sidecar-handles N  open handles for the sidecar's footprint (default 1000; --quick 50)
               --run-effects N    timed `oncegate run -- true` effects (default 10; --quick 2)
+              --startup DIR      also time the unpacked distribution DIR's bin/oncegate (--version, key,
+                                 inspect, run -- true) against a bare `java -cp` hello-world
+              --startup-runs N   runs of each command in the startup phase (default 10; --quick 3)
+              --startup-only     the startup phase alone (with the server it talks to)
             Exit status: 0 when no arm executed an effect twice, 1 when one did or the run failed, 2 for bad options.""";
 
     Options {
@@ -57,6 +65,12 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
         }
         if (memoryKeys < 1) {
             throw new IllegalArgumentException("--memory-keys: at least 1, got " + memoryKeys);
+        }
+        if (startupRuns < 1) {
+            throw new IllegalArgumentException("--startup-runs: at least 1, got " + startupRuns);
+        }
+        if (startupOnly && startup == null) {
+            throw new IllegalArgumentException("--startup-only: needs --startup DIR");
         }
     }
 
@@ -85,6 +99,9 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
         String pythonClient = null;
         Integer handles = null;
         Integer runs = null;
+        String startup = null;
+        Integer startupRuns = null;
+        boolean startupOnly = false;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             switch (arg) {
@@ -100,6 +117,9 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
                 case "--python-client" -> pythonClient = value(args, ++i, arg);
                 case "--sidecar-handles" -> handles = Math.toIntExact(number(value(args, ++i, arg), arg));
                 case "--run-effects" -> runs = Math.toIntExact(number(value(args, ++i, arg), arg));
+                case "--startup" -> startup = value(args, ++i, arg);
+                case "--startup-runs" -> startupRuns = Math.toIntExact(number(value(args, ++i, arg), arg));
+                case "--startup-only" -> startupOnly = true;
                 default -> throw new IllegalArgumentException("unknown option " + arg);
             }
         }
@@ -113,7 +133,9 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
                 help, Path.of(sidecarJar != null ? sidecarJar : "client/target/oncegate.jar").toAbsolutePath(),
                 Path.of(python != null ? python : "/usr/bin/python3"),
                 Path.of(pythonClient != null ? pythonClient : "client/python").toAbsolutePath(),
-                handles != null ? handles : quick ? 50 : 1000, runs != null ? runs : quick ? 2 : 10);
+                handles != null ? handles : quick ? 50 : 1000, runs != null ? runs : quick ? 2 : 10,
+                startup == null ? null : Path.of(startup), startupRuns != null ? startupRuns : quick ? 3 : 10,
+                startupOnly);
     }
 
     private static String value(String[] args, int i, String option) {

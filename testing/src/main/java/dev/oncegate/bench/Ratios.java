@@ -32,12 +32,25 @@ final class Ratios {
 
     /** Computes every ratio; the notes say where each comes from. */
     static Ratios of(List<Report.WorkloadResult> workloads, List<Report.MemoryResult> memory) {
-        return of(workloads, memory, null);
+        return of(workloads, memory, null, null);
     }
 
-    /** {@link #of(List, List)} and the sidecar phase's ratios (null when it was skipped). */
-    static Ratios of(List<Report.WorkloadResult> workloads, List<Report.MemoryResult> memory, Report.SidecarResult sidecar) {
+    /**
+     * {@link #of(List, List)}, the sidecar phase's ratios (null when it was skipped) and the startup
+     * phase's (null when it did not run).
+     */
+    static Ratios of(List<Report.WorkloadResult> workloads, List<Report.MemoryResult> memory, Report.SidecarResult sidecar,
+                     Report.Startup startup) {
         Ratios r = new Ratios(workloads, memory);
+        if (startup != null) {
+            for (Report.StartupCommand c : startup.commands()) {
+                if (!c.command().equals("floor")) {
+                    r.put("startup_" + c.command() + "_vs_floor", c.vsFloor(), "startup phase: median wall time of `oncegate "
+                            + c.command().replace("run_true", "run -- true") + "` over a bare `java -cp` hello-world's, "
+                            + startup.runs() + " runs each, interleaved (targets: key 1.5, run -- true 3)");
+                }
+            }
+        }
         r.speed("oncegate_vs_naive_new_keys_16", Workload.NEW_KEYS_16, "naive");
         r.speed("oncegate_vs_naive_consumed", Workload.CONSUMED_16, "naive");
         r.speed("oncegate_vs_floor_new_keys_16", Workload.NEW_KEYS_16, "floor");

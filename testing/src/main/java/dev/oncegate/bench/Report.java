@@ -21,11 +21,28 @@ import java.util.function.ToDoubleFunction;
  * @param ratioNotes   where each ratio comes from
  * @param sidecar      the sidecar phase (issue 18), or null when it was skipped
  * @param sidecarSkipped why the sidecar phase was skipped, or null
+ * @param startup      the startup phase, or null when it did not run
  */
 record Report(int schema, String tool, String started, double wallSeconds, long seed, boolean quick,
               Environment environment, Settings settings, List<WorkloadResult> workloads, List<MemoryResult> memory,
               long duplicates, boolean passed, Map<String, Double> ratios, Map<String, String> ratioNotes,
-              SidecarResult sidecar, String sidecarSkipped) {
+              SidecarResult sidecar, String sidecarSkipped, Startup startup) {
+
+    /**
+     * The startup phase ({@code --startup DIR}; null without it): the distribution's commands
+     * against a bare {@code java -cp DIR Hello}, wall clock from a process's start to its exit.
+     *
+     * @param distribution the unpacked distribution whose {@code bin/oncegate} ran
+     * @param runs         runs of each command, interleaved
+     * @param firstUseMs   the first {@code key}, which makes the class-data sharing archive
+     * @param commands     floor, version, key, inspect, run_true: milliseconds, and the median over the floor's
+     */
+    record Startup(String distribution, int runs, double firstUseMs, List<StartupCommand> commands) {
+    }
+
+    /** One command of the startup phase: its milliseconds over the runs, and its median over the floor's median. */
+    record StartupCommand(String command, Stat ms, double vsFloor) {
+    }
 
     /**
      * Where the run ran.
