@@ -40,7 +40,7 @@ abstract class SidecarFixture {
     static final ObjectMapper JSON = new ObjectMapper();
 
     /** One answer of the sidecar, as the agent saw it. */
-    record Answer(String path, int status, JsonNode body) {
+    record Answer(String path, int status, JsonNode body, String text) {
     }
 
     static EmbeddedZooKeeper zk;
@@ -129,7 +129,7 @@ abstract class SidecarFixture {
         try {
             HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
             JsonNode body = path.equals("/metrics") ? null : JSON.readTree(response.body());
-            Answer answer = new Answer(path, response.statusCode(), body);
+            Answer answer = new Answer(path, response.statusCode(), body, response.body());
             answers.add(answer);
             return answer;
         } catch (IOException e) {

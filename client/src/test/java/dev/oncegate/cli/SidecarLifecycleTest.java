@@ -119,6 +119,34 @@ class SidecarLifecycleTest extends SidecarFixture {
     }
 
     @Test
+    void metricsAndHealth_reflectTheGateAndTheSession() {
+        // Given: one delivery through the sidecar
+        Answer a = enter("agent-a");
+        post("/v1/cross", handle(a));
+        post("/v1/outcome", with(handle(a), "outcome", "sent_verified"));
+
+        // When: ZooKeeper goes away, and comes back
+        Answer metrics = get("/metrics");
+        Answer healthy = get("/healthz");
+        zk.stop();
+        try {
+            await().atMost(Timing.EVENTUALLY).until(() -> get("/healthz").status() == 503);
+        } finally {
+            zk.restart();
+        }
+
+        // Then: /metrics serves the library's meters, /healthz follows the session
+        assertThat(metrics.text().lines()
+                .filter(l -> l.startsWith("oncegate_outcomes_total{") && l.contains("outcome=\"sent_verified\"")
+                        && l.contains("recorded=\"true\""))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum())
+                .as("sent_verified outcomes recorded, from the scrape").isGreaterThanOrEqualTo(1.0);
+        assertThat(healthy.status()).isEqualTo(200);
+        assertThat(healthy.body().get("zookeeper").asText()).isEqualTo("connected");
+        await().atMost(Timing.EVENTUALLY).until(() -> get("/healthz").status() == 200);
+    }
+
+    @Test
     void releaseBeforeCrossing_nextAgentProceedsAtOnce() {
         // Given: agent A proceeds
         Answer a = enter("agent-a");
