@@ -18,7 +18,9 @@ class SidecarLifecycleTest extends SidecarFixture {
 
     @Override
     Sidecar.Settings settings() {
-        return new Sidecar.Settings("sidecar-test", Timing.SHORT_LEASE, Duration.ofMillis(800), Duration.ofSeconds(2), 4, 16);
+        // Idle and outcome timeouts short enough to wait for, long enough for a loaded machine between two calls.
+        return new Sidecar.Settings("sidecar-test", null, Timing.scaled(Duration.ofSeconds(3)),
+                Timing.scaled(Duration.ofSeconds(6)), 4, 16);
     }
 
     @Test
