@@ -39,7 +39,7 @@ class Sidecar(object):
         command = [java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar", _required("ONCEGATE_JAR"), "sidecar",
                    "--connect", _required("ONCEGATE_CONNECT"), "--listen", "127.0.0.1:0",
                    "--token-file", self.token_file, "--state-dir", os.path.join(self.dir, "state"),
-                   "--lease-ttl", "2s", "--session-timeout", "6s"] + list(extra)
+                   "--session-timeout", "6s"] + list(extra)
         env = {k: v for k, v in os.environ.items() if not k.startswith("ONCEGATE_")}
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.stderr, env=env, text=True)
         line = self.process.stdout.readline()

@@ -18,7 +18,9 @@ class SidecarLifecycleTest extends SidecarFixture {
 
     @Override
     Sidecar.Settings settings() {
-        return new Sidecar.Settings("sidecar-test", Timing.SHORT_LEASE, Duration.ofMillis(800), Duration.ofSeconds(2), 4, 16);
+        // Idle and outcome timeouts short enough to wait for, long enough for a loaded machine between two calls.
+        return new Sidecar.Settings("sidecar-test", null, Timing.scaled(Duration.ofSeconds(3)),
+                Timing.scaled(Duration.ofSeconds(6)), 4, 16);
     }
 
     @Test
@@ -116,6 +118,34 @@ class SidecarLifecycleTest extends SidecarFixture {
         Answer cross = post("/v1/cross", handle(a));
         assertThat(cross.status()).isEqualTo(409);
         assertThat(znode("/0/armed")).isNull();
+    }
+
+    @Test
+    void metricsAndHealth_reflectTheGateAndTheSession() {
+        // Given: one delivery through the sidecar
+        Answer a = enter("agent-a");
+        post("/v1/cross", handle(a));
+        post("/v1/outcome", with(handle(a), "outcome", "sent_verified"));
+
+        // When: ZooKeeper goes away, and comes back
+        Answer metrics = get("/metrics");
+        Answer healthy = get("/healthz");
+        zk.stop();
+        try {
+            await().atMost(Timing.EVENTUALLY).until(() -> get("/healthz").status() == 503);
+        } finally {
+            zk.restart();
+        }
+
+        // Then: /metrics serves the library's meters, /healthz follows the session
+        assertThat(metrics.text().lines()
+                .filter(l -> l.startsWith("oncegate_outcomes_total{") && l.contains("outcome=\"sent_verified\"")
+                        && l.contains("recorded=\"true\""))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum())
+                .as("sent_verified outcomes recorded, from the scrape").isGreaterThanOrEqualTo(1.0);
+        assertThat(healthy.status()).isEqualTo(200);
+        assertThat(healthy.body().get("zookeeper").asText()).isEqualTo("connected");
+        await().atMost(Timing.EVENTUALLY).until(() -> get("/healthz").status() == 200);
     }
 
     @Test
