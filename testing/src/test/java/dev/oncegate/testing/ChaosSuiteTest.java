@@ -61,7 +61,8 @@ class ChaosSuiteTest {
     void workerProcesses_sigkilledAtRandomPoints_neverDeliverTwice() throws Exception {
         long seed = seed();
         System.out.println("process chaos seed " + seed + " (replay with -Doncegate.chaos.seed=" + seed + ")");
-        ProcessChaosRun.Config config = new ProcessChaosRun.Config(3, 12, 3, faults(25), 0.15, seed,
+        // the kill phase must outlast the workers' JVM start, which a slow machine stretches: scaled
+        ProcessChaosRun.Config config = new ProcessChaosRun.Config(3, 12, 3, Timing.scaled(faults(25)), 0.15, seed,
                 Duration.ofSeconds(90));
 
         ProcessChaosRun.Report report = ProcessChaosRun.run(config);

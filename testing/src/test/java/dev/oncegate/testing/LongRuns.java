@@ -3,9 +3,10 @@ package dev.oncegate.testing;
 import java.time.Duration;
 
 /**
- * How long the bounded explorations of the default suite run (chaos, the rogue worker): short by
- * default, so that the suite answers in minutes, and long under {@code mvn -B verify -Plong},
- * which sets {@code -Doncegate.long=true}. Either way each run prints its seed and replays with it.
+ * How long the bounded explorations of the default suite run (chaos, the rogue worker, threads
+ * sharing a witness): short by default, so that the suite answers in minutes, and long under
+ * {@code mvn -B verify -Plong}, which sets {@code -Doncegate.long=true}. The randomised ones print
+ * their seed and replay with it either way. Not instantiable; reads a system property only.
  */
 final class LongRuns {
 
