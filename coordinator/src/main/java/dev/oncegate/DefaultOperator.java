@@ -147,78 +147,47 @@ final class DefaultOperator implements Operator {
     private record ScopeStory(KeyHistory.Scope scope, ScopeView view) {
     }
 
-    /** One scope, znode by znode, so that each unreadable record is reported beside the rest. */
+    /**
+     * One scope, znode by znode, decoded by the one {@link ScopeDecoder} as a worker's read is, but
+     * past the first contradiction: each is reported beside the rest of the story.
+     */
     private ScopeStory readScope(String keyPath, int n, List<KeyHistory.Unreadable> unreadable) throws Exception {
         String scopePath = Layout.scope(keyPath, n);
-        int problems = unreadable.size();
         Stat stat = new Stat();
         byte[] data = ns.zk.getData(scopePath, stat, null);
         ns.observed(stat.getMzxid());
-        Records.Scope scope = decodeOrNote(Records::decodeScope, scopePath, data, unreadable);
         List<String> children = ns.zk.getChildren(scopePath, null);
-        for (String child : children) {
-            if (!child.startsWith(Layout.ARMED) && !child.equals(Layout.OUTCOME) && !child.equals(Layout.LATCH)) {
-                unreadable.add(new KeyHistory.Unreadable(scopePath + "/" + child, new byte[0],
-                        "an unexpected znode under the scope", REPAIR_FOREIGN));
-            }
+        boolean armedChild = children.contains(Layout.ARMED);
+        ScopeDecoder.Decoded decoded = ScopeDecoder.decode(new ScopeDecoder.Raw(n, scopePath,
+                new ScopeDecoder.Znode(data == null ? new byte[0] : data, stat), children,
+                armedChild ? znode(Layout.armed(scopePath)) : null, armedChild ? znode(Layout.outcome(scopePath)) : null,
+                children.contains(Layout.OUTCOME) ? znode(Layout.legacyOutcome(scopePath)) : null, null, false,
+                znode(Layout.reconciliation(keyPath, n))), !ns.acls().on(), true, this::znode);
+        for (ScopeDecoder.Contradiction c : decoded.contradictions()) {
+            boolean foreign = c.kind() == ScopeDecoder.Kind.FOREIGN;
+            unreadable.add(new KeyHistory.Unreadable(c.path(), foreign ? new byte[0] : c.data() != null ? c.data()
+                    : bytes(c.path(), null), c.problem(), foreign ? REPAIR_FOREIGN : REPAIR_RECORD));
         }
-        String armedName = null;
-        try {
-            armedName = Custody.armedChild(scopePath, scope, children);
-        } catch (UnreadableRecordException e) {
-            unreadable.add(new KeyHistory.Unreadable(e.path(), bytes(e.path(), null), e.problem(), REPAIR_RECORD));
-        }
-        Stat armedStat = new Stat();
-        Records.ArmedData armed = armedName == null ? null
-                : decodeOrNote(Records::decodeArmed, scopePath + "/" + armedName,
-                bytes(scopePath + "/" + armedName, armedStat), unreadable);
-        Stat outcomeStat = new Stat();
-        Records.OutcomeData outcome = null;
-        boolean outcomeZnode = false;
-        if (Layout.ARMED.equals(armedName)) {
-            String path = Layout.outcome(scopePath);
-            byte[] bytes = bytesOrNull(path, outcomeStat);
-            outcomeZnode = bytes != null;
-            outcome = bytes == null || bytes.length == 0 ? null : decodeOrNote(Records::decodeOutcome, path, bytes, unreadable);
-        }
-        Stat legacyStat = new Stat();
-        Records.OutcomeData legacy = null;
-        if (children.contains(Layout.OUTCOME)) {
-            String path = Layout.legacyOutcome(scopePath);
-            legacy = decodeOrNote(Records::decodeOutcome, path, bytes(path, legacyStat), unreadable);
-        }
-        String reconciliationPath = Layout.reconciliation(keyPath, n);
-        Stat reconciliationStat = new Stat();
-        byte[] reconciliationBytes = null;
-        try {
-            reconciliationBytes = ns.zk.getData(reconciliationPath, reconciliationStat, null);
-        } catch (KeeperException.NoNodeException none) {
-            // the usual case
-        }
-        KeyHistory.Reconciliation reconciliation = reconciliationBytes == null ? null
-                : decodeOrNote(Records::decodeReconciliation, reconciliationPath, reconciliationBytes, unreadable);
-        ScopeView view = null;
-        if (unreadable.size() == problems && scope != null) {
-            try {
-                view = Custody.judge(new Custody.Facts(n, scopePath, scope, stat, children, armed,
-                        armed == null ? null : armedStat, outcome, outcomeZnode ? outcomeStat : null, legacy,
-                        legacy == null ? null : legacyStat, reconciliation, reconciliation == null ? null : reconciliationStat),
-                        !ns.acls().on());
-            } catch (UnreadableRecordException e) {
-                unreadable.add(new KeyHistory.Unreadable(e.path(), bytes(e.path(), null), e.problem(), REPAIR_RECORD));
-            }
-        }
-        Records.OutcomeData decidedBy = outcome != null ? outcome : legacy;
-        Stat decided = reconciliation != null ? reconciliationStat : outcome != null ? outcomeStat
-                : legacy != null ? legacyStat : armed != null ? armedStat : null;
+        Custody.Facts f = decoded.facts();
+        Records.Scope scope = f.data();
+        Records.OutcomeData decidedBy = f.outcome() != null ? f.outcome() : f.legacyOutcome();
+        Stat decided = f.reconciliation() != null ? f.reconciliationStat() : f.outcome() != null ? f.outcomeStat()
+                : f.legacyOutcome() != null ? f.legacyOutcomeStat() : f.armed() != null ? f.armedStat() : null;
         Instant recordedAt = Instant.ofEpochMilli(decided == null ? stat.getMtime()
-                : decided == outcomeStat ? outcomeStat.getMtime() : decided.getCtime());
+                : decided == f.outcomeStat() ? decided.getMtime() : decided.getCtime());
         KeyHistory.OutcomeRecord executorOutcome = decidedBy instanceof Records.ExecutorOutcome e ? e.outcome() : null;
-        KeyHistory.Scope story = new KeyHistory.Scope(n, scopePath, view == null ? null : view.state(), stat.getVersion(),
-                stat.getMzxid(), scope == null ? null : scope.opened(), scope == null ? null : scope.at(),
-                scope == null ? null : scope.lease(), armed == null ? null : armed.armed(), executorOutcome, reconciliation,
-                armed == null ? 0 : armedStat.getCzxid(), recordedAt);
-        return new ScopeStory(story, view);
+        KeyHistory.Scope story = new KeyHistory.Scope(n, scopePath, decoded.view() == null ? null : decoded.view().state(),
+                stat.getVersion(), stat.getMzxid(), scope == null ? null : scope.opened(), scope == null ? null : scope.at(),
+                scope == null ? null : scope.lease(), f.armed() == null ? null : f.armed().armed(), executorOutcome,
+                f.reconciliation(), f.armed() == null ? 0 : f.armedStat().getCzxid(), recordedAt);
+        return new ScopeStory(story, decoded.view());
+    }
+
+    /** {@code getData} of {@code path} for the decoder; null when it does not exist. */
+    private ScopeDecoder.Znode znode(String path) throws Exception {
+        Stat stat = new Stat();
+        byte[] data = bytesOrNull(path, stat);
+        return data == null ? null : new ScopeDecoder.Znode(data, stat);
     }
 
     /** One record under {@code KEY/authorizations} (reconciliations aside), as read. */
@@ -244,7 +213,7 @@ final class DefaultOperator implements Operator {
             } catch (KeeperException.NoNodeException gone) {
                 continue; // removed meanwhile
             }
-            AuthorizationView view = ScopeProtocol.authorizationView(path, Layout.authorizedAfter(name), stat, data);
+            AuthorizationView view = ScopeDecoder.authorization(path, Layout.authorizedAfter(name), stat, data);
             if (view.presence() == AuthorizationView.Presence.UNREADABLE) {
                 unreadable.add(new KeyHistory.Unreadable(path, data, view.problem(), REPAIR_AUTHORIZATION));
             }

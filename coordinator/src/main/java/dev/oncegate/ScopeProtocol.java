@@ -522,7 +522,11 @@ final class ScopeProtocol {
                 getDataOp(Layout.reconciliation(keyPath, n)));
     }
 
-    /** Builds and judges scope {@code n} from the results of {@link #scopeOps}; null when the scope does not exist. */
+    /**
+     * Scope {@code n} from the results of {@link #scopeOps}, decoded and judged by the one
+     * {@link ScopeDecoder} (the first contradiction thrown: a worker fails closed on it); null when
+     * the scope does not exist.
+     */
     private ScopeRead scopeRead(String keyPath, int n, List<OpResult> r, boolean trusted) throws Exception {
         String scopePath = Layout.scope(keyPath, n);
         OpResult.GetDataResult outcomeResult = dataOrNull(r.get(0), Layout.outcome(scopePath));
@@ -533,61 +537,33 @@ final class ScopeProtocol {
             return null;
         }
         OpResult.GetDataResult armedResult = dataOrNull(r.get(4), Layout.armed(scopePath));
-        Stat stat = scopeResult.getStat();
-        saw(stat);
-        Records.Scope data = Records.decodeScope(scopePath, scopeResult.getData());
-        String authPath = Layout.authorization(keyPath, n);
-        OpResult.GetDataResult authResult = dataOrNull(r.get(5), authPath);
-        AuthorizationView authorization;
-        if (authResult == null) {
-            authorization = AuthorizationView.absent(authPath, n);
-        } else {
-            saw(authResult.getStat());
-            authorization = authorizationView(authPath, n, authResult.getStat(), authResult.getData());
+        OpResult.GetDataResult authResult = dataOrNull(r.get(5), Layout.authorization(keyPath, n));
+        OpResult.GetDataResult reconciliationResult = dataOrNull(r.get(6), Layout.reconciliation(keyPath, n));
+        for (OpResult.GetDataResult seen : Arrays.asList(scopeResult, authResult, armedResult, outcomeResult)) {
+            if (seen != null) {
+                saw(seen.getStat());
+            }
         }
-        String reconciliationPath = Layout.reconciliation(keyPath, n);
-        OpResult.GetDataResult reconciliationResult = dataOrNull(r.get(6), reconciliationPath);
-        Records.ArmedData armed = null;
-        Stat armedStat = null;
-        if (armedResult != null) {
-            armed = Records.decodeArmed(Layout.armed(scopePath), armedResult.getData());
-            armedStat = armedResult.getStat();
-            saw(armedStat);
-        }
-        Records.OutcomeData legacyOutcome = legacyResult == null ? null
-                : Records.decodeOutcome(Layout.legacyOutcome(scopePath), legacyResult.getData());
-        String armedName = Custody.armedChild(scopePath, data, children);
-        if (Custody.needsLegacyArmedRecord(armedName, legacyOutcome, authResult != null)) {
-            armedStat = new Stat();
-            armed = readArmed(scopePath + "/" + armedName, armedStat);
-        }
-        ScopeView view = Custody.judge(new Custody.Facts(n, scopePath, data, stat, children, armed, armedStat,
-                outcome(Layout.outcome(scopePath), outcomeResult), outcomeResult == null ? null : outcomeResult.getStat(),
-                legacyOutcome, legacyResult == null ? null : legacyResult.getStat(),
-                reconciliationResult == null ? null : Records.decodeReconciliation(reconciliationPath,
-                        reconciliationResult.getData()),
-                reconciliationResult == null ? null : reconciliationResult.getStat()), trusted);
-        return new ScopeRead(view, authorization, children.contains(Layout.LATCH));
+        ScopeDecoder.Decoded decoded = ScopeDecoder.decode(new ScopeDecoder.Raw(n, scopePath, znode(scopeResult), children,
+                znode(armedResult), znode(outcomeResult), znode(legacyResult), znode(authResult), true,
+                znode(reconciliationResult)), trusted, false, this::fetch).orThrow();
+        return new ScopeRead(decoded.view(), decoded.authorization(), children.contains(Layout.LATCH));
     }
 
-    /** {@code armed/outcome} as read: null when absent or not written yet (created empty at arming). */
-    private Records.OutcomeData outcome(String path, OpResult.GetDataResult result) {
-        if (result == null) {
-            return null;
-        }
-        saw(result.getStat());
-        byte[] data = result.getData();
-        return data == null || data.length == 0 ? null : Records.decodeOutcome(path, data);
+    private static ScopeDecoder.Znode znode(OpResult.GetDataResult result) {
+        return result == null ? null
+                : new ScopeDecoder.Znode(result.getData() == null ? new byte[0] : result.getData(), result.getStat());
     }
 
-    /** {@code getData} of an armed record the scope lists (it is never removed, so a missing one is unreadable). */
-    private Records.ArmedData readArmed(String armedPath, Stat stat) throws Exception {
+    /** {@code getData} of one more znode for the decoder (an armed record before schema 4); null when it does not exist. */
+    private ScopeDecoder.Znode fetch(String path) throws Exception {
+        Stat stat = new Stat();
         try {
-            Records.ArmedData armed = Records.decodeArmed(armedPath, zk.getData(armedPath, stat, null));
+            byte[] data = zk.getData(path, stat, null);
             saw(stat);
-            return armed;
+            return new ScopeDecoder.Znode(data == null ? new byte[0] : data, stat);
         } catch (KeeperException.NoNodeException e) {
-            throw new UnreadableRecordException(armedPath, "the scope lists this armed record but it is gone");
+            return null;
         }
     }
 
@@ -701,16 +677,7 @@ final class ScopeProtocol {
             return AuthorizationView.absent(path, n);
         }
         saw(stat);
-        return authorizationView(path, n, stat, data);
-    }
-
-    /** An authorization as read: parsed, or reported unreadable (the caller decides what that means). */
-    static AuthorizationView authorizationView(String path, int n, Stat stat, byte[] data) {
-        try {
-            return AuthorizationView.present(path, n, stat, Records.decodeAuthorization(path, data));
-        } catch (UnreadableRecordException e) {
-            return AuthorizationView.unreadable(path, n, stat, e.getMessage());
-        }
+        return ScopeDecoder.authorization(path, n, stat, data);
     }
 
     /**
