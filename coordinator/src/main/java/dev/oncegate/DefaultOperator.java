@@ -122,8 +122,12 @@ final class DefaultOperator implements Operator {
         String command = latest != null && latest.state() != null && latest.state().consumed()
                 ? "create " + Layout.authorization(keyPath, latest.scope()) + " '{\"by\":\"<you>\",\"reason\":\"<why>\"}'"
                 : null;
+        ScopeView latestView = stories.isEmpty() ? null : stories.get(stories.size() - 1).view();
+        AuthorizationView after = latest == null ? null : authorizationRecords.stream()
+                .filter(a -> a.name().equals(Layout.AFTER_PREFIX + latest.scope())).map(AuthorizationRecord::view)
+                .findFirst().orElse(null);
         return new KeyHistory(key, keyPath, true, record, scopes, authorizations, unreadable,
-                nextAttempt(latest, last, authorizations, unreadable), command, ns.genesisId(), keyStat.getCzxid());
+                nextAttempt(latest, latestView, last, after, unreadable), command, ns.genesisId(), keyStat.getCzxid());
     }
 
     /**
@@ -282,53 +286,128 @@ final class DefaultOperator implements Operator {
                 : KeyHistory.AuthorizationStatus.STALE;
     }
 
-    /** What a new attempt would do now, and why: the contention rules, said in words. */
-    private static String nextAttempt(KeyHistory.Scope latest, int last, List<KeyHistory.Authorization> authorizations,
-                                      List<KeyHistory.Unreadable> unreadable) {
-        if (latest == null || latest.scope() != last || latest.state() == null) {
+    /**
+     * A lease TTL for {@link #nextAttempt}'s situation: any positive one gives the same step, since a
+     * contender that has just read the scope has not watched it unchanged for any time.
+     */
+    private static final Duration ANY_LEASE_TTL = Duration.ofSeconds(1);
+
+    /**
+     * What a new attempt would do now, and why: {@link ContentionRules#next} run on the latest scope
+     * as read (with its {@code after-n} authorization), for a contender that has just read it, is in
+     * no election and does not wait; the step it gives, said in words.
+     *
+     * @param view  the latest scope as judged, or null when it cannot be read
+     * @param after its {@code after-n} authorization as read, or null when there is none
+     */
+    private String nextAttempt(KeyHistory.Scope latest, ScopeView view, int last, AuthorizationView after,
+                               List<KeyHistory.Unreadable> unreadable) throws Exception {
+        if (latest == null || latest.scope() != last || latest.state() == null || view == null) {
             String where = unreadable.isEmpty() ? "the key's scopes" : unreadable.get(0).path();
             return "A new attempt would stop unavailable (exit 13): " + where + " cannot be read"
                     + (unreadable.isEmpty() ? "" : " (" + unreadable.get(0).problem() + ")")
                     + "; workers fail closed on this key until an operator repairs the record.";
         }
-        int n = latest.scope();
-        for (KeyHistory.Authorization a : authorizations) {
-            if (a.after() == n && a.status() == KeyHistory.AuthorizationStatus.UNREADABLE && latest.state().consumed()) {
-                return "A new attempt would stop unavailable (exit 13): the redelivery authorization " + a.path()
-                        + " cannot be read; an admin must remove it and an operator authorize again.";
+        Instant now = ns.clock.instant();
+        ContentionRules.Situation situation = new ContentionRules.Situation(view,
+                view.state().consumed() ? after != null ? after : AuthorizationView.absent(
+                        Layout.authorization(Layout.keyOfScope(view.path()), view.scope()), view.scope()) : null,
+                ContentionRules.Election.NONE, ContentionRules.Observations.NONE.observe(view, false, now), null, now, now,
+                false, ANY_LEASE_TTL, false);
+        return ContentionRules.next(situation).performWith(new NextAttemptInWords(latest));
+    }
+
+    /** The step a new attempt would take on {@code latest}, said in words for {@code oncegate inspect}. */
+    private record NextAttemptInWords(KeyHistory.Scope latest) implements ContentionRules.Performer<String> {
+
+        @Override
+        public String stop(ContentionRules.Stop step) {
+            int n = latest.scope();
+            Decision.Stop stop = step.stop();
+            if (stop instanceof Decision.StopSent) {
+                return "Scope " + n + (latest.reconciliation() != null
+                        ? " was reconciled as delivered by " + latest.reconciliation().by() + " ("
+                        + latest.reconciliation().evidence() + ")"
+                        : " was delivered and verified by task " + latest.outcome().by().task() + " at "
+                        + latest.outcome().at() + " (" + latest.outcome().detail() + ")")
+                        + ": a new attempt would stop sent (exit 10); only an operator's authorization for scope " + n
+                        + " opens another delivery.";
             }
-            if (a.after() == n && a.status() == KeyHistory.AuthorizationStatus.UNUSED) {
-                return "Scope " + n + " is " + latest.state().wireName() + ", but " + a.by() + " authorized a redelivery ("
-                        + a.reason() + "): a new attempt would open scope " + (n + 1) + " with it and proceed.";
+            if (stop.reason() == StopReason.ARMED_WITHOUT_OUTCOME) {
+                return "Task " + latest.armed().by().task() + " armed scope " + n + " at " + latest.armed().at()
+                        + " and recorded no outcome (it may still be delivering, or it died): a new attempt would stop"
+                        + " unknown (exit 11). If the destination shows the delivery, reconcile it (`oncegate reconcile`);"
+                        + " if it shows none and it must go out, authorize one redelivery (`oncegate authorize --after "
+                        + n + "`).";
             }
+            if (stop instanceof Decision.StopUnknown) {
+                return "Scope " + n + " ended with its outcome unknown (task " + latest.outcome().by().task() + ": "
+                        + latest.outcome().detail() + "): a new attempt would stop unknown (exit 11). If the destination"
+                        + " shows the delivery, reconcile it (`oncegate reconcile`); if it shows none and it must go out,"
+                        + " authorize one redelivery (`oncegate authorize --after " + n + "`).";
+            }
+            if (stop instanceof Decision.StopBusy) {
+                return held();
+            }
+            // The only other stop of the rules on a scope read whole: its after-n authorization is unreadable.
+            return "A new attempt would stop unavailable (exit 13): the redelivery authorization "
+                    + stop.evidence().path() + " cannot be read; an admin must remove it and an operator authorize again.";
         }
-        KeyHistory.Lease lease = latest.lease();
-        return switch (latest.state()) {
-            case OPEN -> "Scope " + n + " is open (" + latest.opened() + "): a new attempt would join its election and,"
-                    + " elected, proceed as its executor.";
-            case LEASED -> lease.expires().isAfter(Instant.now())
-                    ? "Task " + lease.holder().task() + " (host " + lease.holder().host() + ", pid " + lease.holder().pid()
-                    + ") holds the lease of scope " + n + " until " + lease.expires() + ": a new attempt would stop busy"
-                    + " (exit 12), or with --wait wait for that executor's final decision."
-                    : "The lease of scope " + n + " held by task " + lease.holder().task() + " lapsed at " + lease.expires()
+
+        @Override
+        public String advance(ContentionRules.Advance step) {
+            return "Scope " + latest.scope() + " proved not_sent but the scope after it is missing: a new attempt would"
+                    + " stop unavailable (exit 13) until an operator repairs the key.";
+        }
+
+        @Override
+        public String openAuthorized(ContentionRules.OpenAuthorized step) {
+            Records.Authorization a = step.authorization().record();
+            return "Scope " + latest.scope() + " is " + latest.state().wireName() + ", but " + a.by()
+                    + " authorized a redelivery (" + a.reason() + "): a new attempt would open scope "
+                    + (latest.scope() + 1) + " with it and proceed.";
+        }
+
+        @Override
+        public String join(ContentionRules.Join step) {
+            return latest.lease() == null ? open() : "The lease of scope " + latest.scope() + " held by task "
+                    + latest.lease().holder().task() + " lapsed at " + latest.lease().expires()
                     + ": a new attempt would take it over (fencing that executor) and proceed.";
-            case ARMED -> "Task " + latest.armed().by().task() + " armed scope " + n + " at " + latest.armed().at()
-                    + " and recorded no outcome (it may still be delivering, or it died): a new attempt would stop unknown"
-                    + " (exit 11). If the destination shows the delivery, reconcile it (`oncegate reconcile`); if it"
-                    + " shows none and it must go out, authorize one redelivery (`oncegate authorize --after " + n + "`).";
-            case SENT_VERIFIED -> "Scope " + n + (latest.reconciliation() != null
-                    ? " was reconciled as delivered by " + latest.reconciliation().by() + " (" + latest.reconciliation().evidence() + ")"
-                    : " was delivered and verified by task " + latest.outcome().by().task() + " at " + latest.outcome().at()
-                    + " (" + latest.outcome().detail() + ")")
-                    + ": a new attempt would stop sent (exit 10); only an operator's authorization for scope " + n
-                    + " opens another delivery.";
-            case SEND_STATUS_UNKNOWN -> "Scope " + n + " ended with its outcome unknown (task " + latest.outcome().by().task()
-                    + ": " + latest.outcome().detail() + "): a new attempt would stop unknown (exit 11). If the destination"
-                    + " shows the delivery, reconcile it (`oncegate reconcile`); if it shows none and it must go out,"
-                    + " authorize one redelivery (`oncegate authorize --after " + n + "`).";
-            case NOT_SENT -> "Scope " + n + " proved not_sent but the scope after it is missing: a new attempt would stop"
-                    + " unavailable (exit 13) until an operator repairs the key.";
-        };
+        }
+
+        @Override
+        public String await(ContentionRules.Wait step) {
+            return open(); // the grace its creator has to join its election first
+        }
+
+        private String held() {
+            KeyHistory.Lease lease = latest.lease();
+            return "Task " + lease.holder().task() + " (host " + lease.holder().host() + ", pid " + lease.holder().pid()
+                    + ") holds the lease of scope " + latest.scope() + " until " + lease.expires() + ": a new attempt"
+                    + " would stop busy (exit 12), or with --wait wait for that executor's final decision.";
+        }
+
+        private String open() {
+            return "Scope " + latest.scope() + " is open (" + latest.opened() + "): a new attempt would join its election"
+                    + " and, elected, proceed as its executor.";
+        }
+
+        // Not given to a contender outside the election that does not wait (it stops busy first).
+
+        @Override
+        public String checkHolder(ContentionRules.CheckHolder step) {
+            return held();
+        }
+
+        @Override
+        public String probeElection(ContentionRules.ProbeElection step) {
+            return open();
+        }
+
+        @Override
+        public String takeLease(ContentionRules.TakeLease step) {
+            return join(null);
+        }
     }
 
     /** The bytes of {@code path} (its stat into {@code stat} when given); empty when it does not exist. */
