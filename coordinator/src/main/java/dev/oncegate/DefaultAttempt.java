@@ -135,7 +135,7 @@ final class DefaultAttempt implements Attempt {
     private boolean watchesSet;
     private volatile String scopePath;
     private ScopeView view;
-    /** The highest scope whose chain of custody this attempt has checked ({@link ScopeProtocol#verifyChain}). */
+    /** The highest scope whose chain of custody this attempt has checked ({@link ScopeReads#verifyChain}). */
     private int verifiedUpTo;
     /** The key znode's creation zxid: with the genesis id, the identity of this incarnation of the key. */
     private long keyZxid;
@@ -199,7 +199,7 @@ final class DefaultAttempt implements Attempt {
                     "no ZooKeeper connection within " + gate.connectTimeout.toMillis() + " ms (" + gate.zk.connectString()
                             + "): check that the ensemble is up and reachable"));
         }
-        ScopeProtocol.KeyRead read = protocol.readKey(key);
+        ScopeReads.KeyRead read = protocol.reads().readKey(key);
         keyZxid = read.keyZxid();
         Decision.Stop namespaceStop = gate.ns.checkGenesis(read.genesis());
         if (namespaceStop != null) {
@@ -207,18 +207,18 @@ final class DefaultAttempt implements Attempt {
         }
         boolean created = false;
         for (int tries = 0; !read.exists(); tries++) {
-            ScopeProtocol.KeyCreation creation = protocol.createKey(key, gate.ns.genesisId(), read.firstBucket(),
+            ExecutorWrites.KeyCreation creation = protocol.executor().createKey(key, gate.ns.genesisId(), read.firstBucket(),
                     read.secondBucket());
-            if (creation == ScopeProtocol.KeyCreation.CREATED) {
+            if (creation == ExecutorWrites.KeyCreation.CREATED) {
                 created = true;
                 ownScope = 0;
                 Records.Scope initial = new Records.Scope("initial", gate.clock.instant(), null, false, false);
                 String path = Layout.scope(keyPath, 0);
-                read = new ScopeProtocol.KeyRead(read.genesis(), true, true, 0, new ScopeProtocol.ScopeRead(
+                read = new ScopeReads.KeyRead(read.genesis(), true, true, 0, new ScopeReads.ScopeRead(
                         ScopeView.created(0, path, initial), AuthorizationView.absent(Layout.authorization(keyPath, 0), 0),
                         true));
             } else if (tries < 3) {
-                read = protocol.readKey(key); // a racing contender created it: read what it wrote
+                read = protocol.reads().readKey(key); // a racing contender created it: read what it wrote
                 keyZxid = read.keyZxid();
             } else {
                 throw new UnreadableRecordException(keyPath, "the key keeps disappearing right after it is created");
@@ -256,7 +256,7 @@ final class DefaultAttempt implements Attempt {
          */
         private final Instant giveUp;
         /** The key's read of the scope, until the first round uses it. */
-        private ScopeProtocol.ScopeRead firstRead;
+        private ScopeReads.ScopeRead firstRead;
         private int n;
         private ContentionRules.Observations seen = ContentionRules.Observations.NONE;
         private long readAtEvents;
@@ -268,7 +268,7 @@ final class DefaultAttempt implements Attempt {
         private boolean connected;
         private ContentionRules.Situation situation;
 
-        Contention(ScopeProtocol.ScopeRead firstRead, boolean created, Instant deadline, boolean waited) {
+        Contention(ScopeReads.ScopeRead firstRead, boolean created, Instant deadline, boolean waited) {
             this.firstRead = firstRead;
             this.created = created;
             this.deadline = deadline;
@@ -315,11 +315,11 @@ final class DefaultAttempt implements Attempt {
                 readAtLatchEvents = latchEventCount();
                 watchedRead = watchesSet;
                 if (watchesSet) {
-                    ScopeProtocol.ScopeRead watchedOnce = protocol.readScope(keyPath, n, watcher);
+                    ScopeReads.ScopeRead watchedOnce = protocol.reads().readScope(keyPath, n, watcher);
                     view = watchedOnce.view();
                     authorization = view.state().consumed() ? watchedOnce.authorization() : null;
                 } else {
-                    ScopeProtocol.ScopeRead once = protocol.readScopeOnce(keyPath, n);
+                    ScopeReads.ScopeRead once = protocol.reads().readScopeOnce(keyPath, n);
                     view = once.view();
                     n = view.scope();
                     authorization = view.state().consumed() ? once.authorization() : null;
@@ -330,7 +330,7 @@ final class DefaultAttempt implements Attempt {
             }
             scopePath = view.path();
             if (view.scope() > verifiedUpTo) {
-                protocol.verifyChain(keyPath, view); // once per scope: records never change once written
+                protocol.reads().verifyChain(keyPath, view); // once per scope: records never change once written
                 verifiedUpTo = view.scope();
             }
             if (watchesSet) {
@@ -362,7 +362,7 @@ final class DefaultAttempt implements Attempt {
 
         @Override
         public Decision openAuthorized(ContentionRules.OpenAuthorized open) throws Exception {
-            String weakness = protocol.authorizationsWeakness(keyPath);
+            String weakness = protocol.reads().authorizationsWeakness(keyPath);
             if (weakness != null) {
                 return new Decision.StopUnavailable(StopReason.UNREADABLE_RECORD, Evidence.of(
                         Layout.authorizations(keyPath), n, "the redelivery authorization " + open.authorization().path()
@@ -370,12 +370,12 @@ final class DefaultAttempt implements Attempt {
                                 + "): it proves no operator's decision; an admin must repair the key's ACLs"
                                 + " (`oncegate acl`) and an operator authorize again"));
             }
-            ScopeProtocol.Opening opening = protocol.openAuthorizedScope(keyPath, view, open.authorization());
-            if (opening != ScopeProtocol.Opening.CHANGED) {
+            ExecutorWrites.Opening opening = protocol.executor().openAuthorizedScope(keyPath, view, open.authorization());
+            if (opening != ExecutorWrites.Opening.CHANGED) {
                 LOG.info("redelivery authorized by {} ({}): scope {} {}", open.authorization().record().by(),
                         open.authorization().path(), n + 1,
-                        opening == ScopeProtocol.Opening.OPENED ? "opened" : "was opened by another contender");
-                if (opening == ScopeProtocol.Opening.OPENED) {
+                        opening == ExecutorWrites.Opening.OPENED ? "opened" : "was opened by another contender");
+                if (opening == ExecutorWrites.Opening.OPENED) {
                     ownScope = n + 1;
                 }
                 n++;
@@ -398,7 +398,7 @@ final class DefaultAttempt implements Attempt {
             if (outside) {
                 watched.add(check.electionNode());
             }
-            situation = situation.withHolderPresent(protocol.latchNodeExists(check.electionNode(),
+            situation = situation.withHolderPresent(protocol.reads().latchNodeExists(check.electionNode(),
                     outside ? watcher : null));
             return perform(ContentionRules.next(situation));
         }
@@ -406,7 +406,7 @@ final class DefaultAttempt implements Attempt {
         @Override
         public Decision probeElection(ContentionRules.ProbeElection step) throws Exception {
             String latchPath = Layout.latch(scopePath);
-            if (!protocol.mayJoinElection(latchPath, attemptId)) {
+            if (!protocol.executor().mayJoinElection(latchPath, attemptId)) {
                 return new Decision.StopUnavailable(StopReason.PERMISSION_DENIED, Evidence.of(latchPath, view.scope(),
                         "ZooKeeper refused this identity CREATE on the election znode " + latchPath
                                 + " (NoAuth): it can never join the election; fix the ACLs or the worker's credentials"));
@@ -463,9 +463,9 @@ final class DefaultAttempt implements Attempt {
         Records.Scope leased = view.data().withLease(new KeyHistory.Lease(actor(session), electionNode,
                 gate.clock.instant().plus(gate.leaseTtl), takeover));
         long seenBeforeSend = gate.ns.highestZxid();
-        ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, view.version(), leased, electionNode);
+        ExecutorWrites.LeaseWrite write = protocol.executor().writeLease(scopePath, view.version(), leased, electionNode);
         if (!write.written()) {
-            if (write.refusal() == ScopeProtocol.LeaseRefusal.ELECTION_NODE_GONE && latch != null
+            if (write.refusal() == ExecutorWrites.LeaseRefusal.ELECTION_NODE_GONE && latch != null
                     && electionNode.equals(latch.ourPath())) {
                 // Deleted under a latch that does not know (an admin; the latch watches only its predecessor):
                 // join again with a new node, instead of sending the same refused CAS in a loop.
@@ -526,7 +526,7 @@ final class DefaultAttempt implements Attempt {
         // Created here (unless known to exist), synchronously and with its ACL, because a LeaderLatch
         // that cannot create it only logs: a missing permission must stop this contender, not leave it waiting.
         if (latchKnownFor != n) {
-            protocol.createElectionContainer(latchPath);
+            protocol.executor().createElectionContainer(latchPath);
             latchKnownFor = n;
         }
         latch = gate.zk.joinElection(latchPath, attemptId, this::latchSignal);
@@ -557,7 +557,7 @@ final class DefaultAttempt implements Attempt {
                     gate.clock.instant().plus(gate.leaseTtl), held.takeover()));
             try {
                 long seenBeforeSend = gate.ns.highestZxid();
-                ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, token.version(), renewed, leaseNode);
+                ExecutorWrites.LeaseWrite write = protocol.executor().writeLease(scopePath, token.version(), renewed, leaseNode);
                 if (write.written()) {
                     token = write.token();
                     leasedScope = renewed;
@@ -582,7 +582,7 @@ final class DefaultAttempt implements Attempt {
         return stop;
     }
 
-    private Decision.Stop leaseRefused(ScopeProtocol.LeaseRefusal refusal, String during) {
+    private Decision.Stop leaseRefused(ExecutorWrites.LeaseRefusal refusal, String during) {
         return switch (refusal) {
             case VERSION_MOVED -> {
                 gate.metrics.fenced("checkpoint");
@@ -631,13 +631,13 @@ final class DefaultAttempt implements Attempt {
             throw new InterruptedException("interrupted before arming scope " + view.scope() + " of key " + key.key()
                     + ": nothing was armed, the lease was released");
         }
-        ScopeProtocol.Arming arming = null;
+        ExecutorWrites.Arming arming = null;
         if (stop == null) {
             Records.Scope armedScope = leasedScope.armedNow();
             KeyHistory.Armed armed = new KeyHistory.Armed(leasedScope.lease().holder(), token, checkpoints, gate.clock.instant());
             secret = Records.newSecret();
             try {
-                arming = protocol.arm(scopePath, token, leaseNode, gate.ns.genesisId(), armedScope, armed, secret,
+                arming = protocol.executor().arm(scopePath, token, leaseNode, gate.ns.genesisId(), armedScope, armed, secret,
                         armReplyBound());
                 stop = armingStop(arming);
             } catch (Exception e) {
@@ -670,7 +670,7 @@ final class DefaultAttempt implements Attempt {
     }
 
     /** The stop an arming refusal means, or null when armed. */
-    private Decision.Stop armingStop(ScopeProtocol.Arming arming) {
+    private Decision.Stop armingStop(ExecutorWrites.Arming arming) {
         if (arming.armed()) {
             return null;
         }
@@ -742,8 +742,9 @@ final class DefaultAttempt implements Attempt {
         KeyHistory.OutcomeRecord record = Records.outcomeRecord(outcome, detail, actor(leaseSession), token,
                 gate.clock.instant());
         try {
-            ScopeProtocol.OutcomeWrite write = protocol.recordOutcome(keyPath, view.scope(), leaseNode, record, secret);
-            recorded = write == ScopeProtocol.OutcomeWrite.RECORDED;
+            ExecutorWrites.OutcomeWrite write = protocol.executor().recordOutcome(keyPath, view.scope(), leaseNode, record,
+                    secret);
+            recorded = write == ExecutorWrites.OutcomeWrite.RECORDED;
             switch (write) {
                 case RECORDED -> { }
                 case ANOTHER_OUTCOME -> {
@@ -804,7 +805,7 @@ final class DefaultAttempt implements Attempt {
     /** The token no longer matches: say who holds the scope now. */
     private Decision.Stop fencedStop(String during) {
         try {
-            ScopeView now = protocol.readScope(keyPath, view.scope());
+            ScopeView now = protocol.reads().readScope(keyPath, view.scope());
             return switch (now.state()) {
                 case SENT_VERIFIED -> new Decision.StopSent(StopReason.SENT_VERIFIED, now.evidence("fenced during " + during));
                 case SEND_STATUS_UNKNOWN, ARMED -> new Decision.StopUnknown(
@@ -930,10 +931,10 @@ final class DefaultAttempt implements Attempt {
         }
         Records.Scope released = leasedScope.withLease(null);
         try {
-            ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, token.version(), released, leaseNode);
+            ExecutorWrites.LeaseWrite write = protocol.executor().writeLease(scopePath, token.version(), released, leaseNode);
             if (write.written()) {
                 LOG.debug("released the lease without arming");
-            } else if (countFenced && write.refusal() == ScopeProtocol.LeaseRefusal.VERSION_MOVED) {
+            } else if (countFenced && write.refusal() == ExecutorWrites.LeaseRefusal.VERSION_MOVED) {
                 gate.metrics.fenced("release");
             }
         } catch (InterruptedException e) {
@@ -955,7 +956,7 @@ final class DefaultAttempt implements Attempt {
     }
 
     /**
-     * Removes this attempt's watches and no one else's ({@link ScopeProtocol#forgetWatches}): its
+     * Removes this attempt's watches and no one else's ({@link ScopeReads#forgetWatches}): its
      * own watcher, and the session's watch at the server where no other attempt of the gate watches
      * the path. Each path leaves {@link #watched} before the others are asked, so of two attempts
      * closing at once the later one finds the path unwatched and removes the server's watch.
@@ -964,7 +965,7 @@ final class DefaultAttempt implements Attempt {
         for (String path : List.copyOf(watched)) {
             watched.remove(path);
             try {
-                protocol.forgetWatches(path, watcher, gate.watchedByAnAttempt(path));
+                protocol.reads().forgetWatches(path, watcher, gate.watchedByAnAttempt(path));
             } catch (Exception e) {
                 LOG.debug("could not remove the watches on {} ({}); they go when it changes", path, e.toString());
             }

@@ -248,7 +248,7 @@ final class DefaultOperator implements Operator {
                     Custody.Opening opening = Custody.opening(previous, next, after);
                     try {
                         Custody.requireOpened(previous, next, opening, opening == Custody.Opening.AUTHORIZATION
-                                ? ns.protocol.authorizationsWeakness(keyPath) : null);
+                                ? ns.protocol.reads().authorizationsWeakness(keyPath) : null);
                     } catch (UnreadableRecordException e) {
                         unreadable.add(new KeyHistory.Unreadable(e.path(), new byte[0], e.problem(), REPAIR_FORGED_SCOPE));
                         broken = true;
@@ -524,7 +524,7 @@ final class DefaultOperator implements Operator {
             int n = consumedLatest(before, "authorize");
             Records.Authorization record = new Records.Authorization(by, reason, ns.clock.instant(), actor());
             String keyPath = Layout.keyPath(ns.namespace, key);
-            ScopeProtocol.Authorizing done = ns.protocol.authorize(keyPath, n, record);
+            OperatorWrites.Authorizing done = ns.protocol.operator().authorize(keyPath, n, record);
             String name = Layout.AFTER_PREFIX + n;
             KeyHistory.Authorization now = read(key).authorizations().stream().filter(a -> a.name().equals(name))
                     .findFirst().orElse(null);
@@ -610,13 +610,13 @@ final class DefaultOperator implements Operator {
                     throw new IllegalArgumentException("key " + key + " scope " + n + " is sent_verified already: nothing"
                             + " to reconcile");
                 }
-                ScopeView view = ns.protocol.readScope(keyPath, n);
+                ScopeView view = ns.protocol.reads().readScope(keyPath, n);
                 if (view.scope() != n || view.state() != ScopeState.ARMED && view.state() != ScopeState.SEND_STATUS_UNKNOWN) {
                     continue; // it changed since: read again
                 }
                 KeyHistory.Reconciliation reconciliation = new KeyHistory.Reconciliation(Outcome.SENT_VERIFIED, by, evidence,
                         actor(), ns.clock.instant());
-                if (ns.protocol.reconcile(view, reconciliation)) {
+                if (ns.protocol.operator().reconcile(view, reconciliation)) {
                     LOG.info("oncegate namespace {}: {} reconciled key {} scope {} as sent_verified: {}",
                             ns.namespace, by, key, n, evidence);
                     return new Reconciled(Layout.reconciliation(keyPath, n), n, true, reconciliation);
@@ -634,8 +634,8 @@ final class DefaultOperator implements Operator {
         Objects.requireNonNull(each, "each");
         return runInNamespace("remove consumed keys", () -> {
             // Ages are the server's: now is the creation time of a probe znode, a record's age is its znode's.
-            ScopeProtocol.Probe probe = ns.protocol.probe();
-            ns.protocol.deleteProbe(probe.path());
+            OperatorWrites.Probe probe = ns.protocol.operator().probe();
+            ns.protocol.operator().deleteProbe(probe.path());
             Instant serverNow = Instant.ofEpochMilli(probe.stat().getCtime());
             Instant cutoff = serverNow.minus(olderThan);
             int[] counts = new int[3];
@@ -667,7 +667,7 @@ final class DefaultOperator implements Operator {
                     return true;
                 }
                 List<String> paths = subtree(h.path());
-                if (paths == null || !ns.protocol.deleteKey(latest.path(), latest.version(), paths)) {
+                if (paths == null || !ns.protocol.operator().deleteKey(latest.path(), latest.version(), paths)) {
                     counts[2]++;
                     each.accept(new GcEntry(key, h.path(), state, since, false, paths == null
                             ? "someone is in an election under it" : "it changed while being removed"));
@@ -784,8 +784,7 @@ final class DefaultOperator implements Operator {
                     }
                 });
             } while (stale[0] > 0);
-            if (!Acls.same(ns.zk.getAcl(genesisPath, null), acls.forKind(Layout.Kind.GENESIS))) {
-                ns.zk.setAcl(genesisPath, acls.forKind(Layout.Kind.GENESIS), -1);
+            if (ns.protocol.operator().giveGenesisItsAcl(acls)) {
                 changed[0]++;
                 each.accept(genesisPath);
             }
@@ -810,8 +809,7 @@ final class DefaultOperator implements Operator {
             throw new StopException(replaced);
         }
         try {
-            return ns.zk.setData(genesisPath, Records.genesis(new Genesis(genesis.id(), genesis.created(), roles)),
-                    stat.getVersion()).getVersion();
+            return ns.protocol.operator().nameRoles(genesis, stat.getVersion(), roles);
         } catch (KeeperException.BadVersionException e) {
             throw new OncegateException("could not apply the role ACLs: " + genesisPath + " changed while it was being"
                     + " rewritten (another `oncegate acl` at the same time?): nothing was changed; run it again", e);
