@@ -39,7 +39,7 @@ import org.apache.zookeeper.data.Id;
  * name other roles in it at any time. So the ACLs a gate writes with carry the version of the
  * genesis znode they were read from, its <em>roles epoch</em> ({@link #epoch()}): every rewrite
  * of the genesis moves it, and the key-creation multi checks it, so a key is never created with
- * the ACLs of roles the genesis no longer names (see {@link ScopeProtocol#createKey}). ACLs for a
+ * the ACLs of roles the genesis no longer names (see {@link ExecutorWrites#createKey}). ACLs for a
  * target rather than from a read ({@code acl}'s, {@code init}'s) have no epoch.
  *
  * <p>Immutable and thread-safe.

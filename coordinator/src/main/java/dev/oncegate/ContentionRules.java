@@ -133,24 +133,72 @@ final class ContentionRules {
         }
     }
 
-    /** What to do next. */
+    /**
+     * What to do next. A step is performed by handing it to a {@link Performer}, which has one
+     * method per kind of step: the exhaustive switch over the sealed step types that Java 17
+     * cannot write yet (a new kind of step does not compile until every performer performs it).
+     */
     sealed interface Step permits Stop, Advance, OpenAuthorized, Join, CheckHolder, ProbeElection, TakeLease, Wait {
+
+        /** Calls the method of {@code performer} named after this step. */
+        <R> R performWith(Performer<R> performer) throws Exception;
+    }
+
+    /**
+     * Performs the steps: the contention loop's side of the rules ({@link DefaultAttempt}), one
+     * method per kind of step.
+     *
+     * @param <R> what performing a step gives the loop
+     */
+    interface Performer<R> {
+
+        R stop(Stop step) throws Exception;
+
+        R advance(Advance step) throws Exception;
+
+        R openAuthorized(OpenAuthorized step) throws Exception;
+
+        R join(Join step) throws Exception;
+
+        R checkHolder(CheckHolder step) throws Exception;
+
+        R probeElection(ProbeElection step) throws Exception;
+
+        R takeLease(TakeLease step) throws Exception;
+
+        R await(Wait step) throws Exception;
     }
 
     /** Stop with this decision. */
     record Stop(Decision.Stop stop) implements Step {
+        @Override
+        public <R> R performWith(Performer<R> performer) throws Exception {
+            return performer.stop(this);
+        }
     }
 
     /** Read the next scope (this one ended {@code not_sent}, which opened the next). */
     record Advance() implements Step {
+        @Override
+        public <R> R performWith(Performer<R> performer) throws Exception {
+            return performer.advance(this);
+        }
     }
 
     /** Open the next scope from this authorization (a conditional multi), then read it. */
     record OpenAuthorized(AuthorizationView authorization) implements Step {
+        @Override
+        public <R> R performWith(Performer<R> performer) throws Exception {
+            return performer.openAuthorized(this);
+        }
     }
 
     /** Join this scope's election, then decide again. */
     record Join() implements Step {
+        @Override
+        public <R> R performWith(Performer<R> performer) throws Exception {
+            return performer.join(this);
+        }
     }
 
     /**
@@ -158,10 +206,18 @@ final class ContentionRules {
      * contender outside the election also watches it, so the holder's end wakes it).
      */
     record CheckHolder(String electionNode) implements Step {
+        @Override
+        public <R> R performWith(Performer<R> performer) throws Exception {
+            return performer.checkHolder(this);
+        }
     }
 
     /** Ask ZooKeeper whether this contender may create its election node, then decide again. */
     record ProbeElection() implements Step {
+        @Override
+        public <R> R performWith(Performer<R> performer) throws Exception {
+            return performer.probeElection(this);
+        }
     }
 
     /**
@@ -170,10 +226,18 @@ final class ContentionRules {
      * @param takeoverCause null when elected on an open scope, else why the holder may be superseded
      */
     record TakeLease(String takeoverCause, String electionNode) implements Step {
+        @Override
+        public <R> R performWith(Performer<R> performer) throws Exception {
+            return performer.takeLease(this);
+        }
     }
 
     /** Wait for a change (a watch fires) until {@code until}, then read again. */
     record Wait(Instant until) implements Step {
+        @Override
+        public <R> R performWith(Performer<R> performer) throws Exception {
+            return performer.await(this);
+        }
     }
 
     /** The next step. */

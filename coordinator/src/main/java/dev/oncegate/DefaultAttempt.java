@@ -3,7 +3,10 @@ package dev.oncegate;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -26,7 +29,9 @@ import org.slf4j.LoggerFactory;
  *       └──── stop ─────────────▶└──┴──── stop / fenced ────┴───────────────────▶ STOPPED
  *   any phase ──close()──▶ CLOSED  (PROCEEDING releases its lease with a CAS on close)
  * </pre>
- * While contending, the loop reads the scope, asks {@link ContentionRules} for the next step and
+ * Every change goes through {@link #transitionTo}, which refuses a change the diagram does not
+ * show ({@link Phase}) and owns what a change does: the executor gauge, the lease release, leaving
+ * the election. While contending, the loop reads the scope, asks {@link ContentionRules} for the next step and
  * performs it; the rules are pure, the ZooKeeper operations all live in {@link ScopeProtocol}.
  *
  * <h2>Invariants (SPEC §4)</h2>
@@ -63,7 +68,37 @@ final class DefaultAttempt implements Attempt {
     /** Waits beyond this are waits "forever"; the cap keeps deadline arithmetic from overflowing. */
     private static final Duration MAX_WAIT = Duration.ofDays(365L * 100);
 
-    private enum Phase { CONTENDING, PROCEEDING, ARMED, DONE, STOPPED, CLOSED }
+    /**
+     * The attempt's phases and the changes allowed between them ({@link #transitionTo} is the one
+     * place a phase changes, and refuses any other change).
+     */
+    enum Phase {
+        CONTENDING, PROCEEDING, ARMED, DONE, STOPPED, CLOSED;
+
+        private static final Map<Phase, Set<Phase>> ALLOWED = new EnumMap<>(Phase.class);
+
+        static {
+            ALLOWED.put(CONTENDING, EnumSet.of(PROCEEDING, STOPPED, CLOSED));
+            ALLOWED.put(PROCEEDING, EnumSet.of(ARMED, STOPPED, CLOSED));
+            ALLOWED.put(ARMED, EnumSet.of(DONE, CLOSED));
+            ALLOWED.put(DONE, EnumSet.of(CLOSED));
+            ALLOWED.put(STOPPED, EnumSet.of(CLOSED));
+            ALLOWED.put(CLOSED, EnumSet.noneOf(Phase.class));
+        }
+
+        /** Whether an attempt in this phase may change to {@code next}. */
+        boolean mayBecome(Phase next) {
+            return ALLOWED.get(this).contains(next);
+        }
+
+        /** @throws IllegalStateException when an attempt in this phase may not change to {@code next} */
+        void requireMayBecome(Phase next) {
+            if (!mayBecome(next)) {
+                throw new IllegalStateException("an attempt cannot go from " + name().toLowerCase() + " to "
+                        + next.name().toLowerCase() + " (allowed: " + ALLOWED.get(this) + ")");
+            }
+        }
+    }
 
     private final DefaultGate gate;
     private final EffectKey key;
@@ -100,7 +135,7 @@ final class DefaultAttempt implements Attempt {
     private boolean watchesSet;
     private volatile String scopePath;
     private ScopeView view;
-    /** The highest scope whose chain of custody this attempt has checked ({@link ScopeProtocol#verifyChain}). */
+    /** The highest scope whose chain of custody this attempt has checked ({@link ScopeReads#verifyChain}). */
     private int verifiedUpTo;
     /** The key znode's creation zxid: with the genesis id, the identity of this incarnation of the key. */
     private long keyZxid;
@@ -164,7 +199,7 @@ final class DefaultAttempt implements Attempt {
                     "no ZooKeeper connection within " + gate.connectTimeout.toMillis() + " ms (" + gate.zk.connectString()
                             + "): check that the ensemble is up and reachable"));
         }
-        ScopeProtocol.KeyRead read = protocol.readKey(key);
+        ScopeReads.KeyRead read = protocol.reads().readKey(key);
         keyZxid = read.keyZxid();
         Decision.Stop namespaceStop = gate.ns.checkGenesis(read.genesis());
         if (namespaceStop != null) {
@@ -172,36 +207,81 @@ final class DefaultAttempt implements Attempt {
         }
         boolean created = false;
         for (int tries = 0; !read.exists(); tries++) {
-            ScopeProtocol.KeyCreation creation = protocol.createKey(key, gate.ns.genesisId(), read.firstBucket(),
+            ExecutorWrites.KeyCreation creation = protocol.executor().createKey(key, gate.ns.genesisId(), read.firstBucket(),
                     read.secondBucket());
-            if (creation == ScopeProtocol.KeyCreation.CREATED) {
+            if (creation == ExecutorWrites.KeyCreation.CREATED) {
                 created = true;
                 ownScope = 0;
                 Records.Scope initial = new Records.Scope("initial", gate.clock.instant(), null, false, false);
                 String path = Layout.scope(keyPath, 0);
-                read = new ScopeProtocol.KeyRead(read.genesis(), true, true, 0, new ScopeProtocol.ScopeRead(
+                read = new ScopeReads.KeyRead(read.genesis(), true, true, 0, new ScopeReads.ScopeRead(
                         ScopeView.created(0, path, initial), AuthorizationView.absent(Layout.authorization(keyPath, 0), 0),
                         true));
             } else if (tries < 3) {
-                read = protocol.readKey(key); // a racing contender created it: read what it wrote
+                read = protocol.reads().readKey(key); // a racing contender created it: read what it wrote
                 keyZxid = read.keyZxid();
             } else {
                 throw new UnreadableRecordException(keyPath, "the key keeps disappearing right after it is created");
             }
         }
-        ScopeProtocol.ScopeRead scopeRead = read.scope();
-        int n = scopeRead.view().scope();
-        latchKnownFor = scopeRead.latchExists() ? n : -1;
-        ContentionRules.Observations seen = ContentionRules.Observations.NONE;
-        long readAtEvents = eventCount();
-        long readAtLatchEvents = latchEventCount();
-        boolean watchedRead = false;
-        // However the rules wait, a contender never loops past this: a caller's deadline, or the two lease
-        // TTLs an open scope may need for its election, and one more; and a poll after that, so that the
-        // rules, which decide at the caller's deadline themselves (an armed scope: unknown), get that turn.
-        Instant giveUp = max(deadline, gate.clock.instant().plus(gate.leaseTtl.multipliedBy(3)))
-                .plus(ContentionRules.NODE_POLL);
+        Contention contention = new Contention(read.scope(), created, deadline, waited);
         while (true) {
+            Decision d = contention.read();
+            if (d == null) {
+                d = contention.perform(ContentionRules.next(contention.situation));
+            }
+            if (d != null) {
+                return d;
+            }
+        }
+    }
+
+    /**
+     * One contention loop's state: the scope it is at, what it observed, and the events it has
+     * read up to, so that it reads again only when something may have changed. {@link #read}
+     * builds the situation; the rules name a step; the method named after the step performs it.
+     * A step that writes or waits returns null (read again); a step that only gathers a fact
+     * (join the election, look up the holder) asks the rules again without reading; a stop or a
+     * proceed ends the loop.
+     */
+    private final class Contention implements ContentionRules.Performer<Decision> {
+
+        private final boolean created;
+        private final Instant deadline;
+        private final boolean waited;
+        /**
+         * However the rules wait, a contender never loops past this: a caller's deadline, or the two lease
+         * TTLs an open scope may need for its election, and one more; and a poll after that, so that the
+         * rules, which decide at the caller's deadline themselves (an armed scope: unknown), get that turn.
+         */
+        private final Instant giveUp;
+        /** The key's read of the scope, until the first round uses it. */
+        private ScopeReads.ScopeRead firstRead;
+        private int n;
+        private ContentionRules.Observations seen = ContentionRules.Observations.NONE;
+        private long readAtEvents;
+        private long readAtLatchEvents;
+        private boolean watchedRead;
+        // This round's.
+        private long seenEvents;
+        private Instant now;
+        private boolean connected;
+        private ContentionRules.Situation situation;
+
+        Contention(ScopeReads.ScopeRead firstRead, boolean created, Instant deadline, boolean waited) {
+            this.firstRead = firstRead;
+            this.created = created;
+            this.deadline = deadline;
+            this.waited = waited;
+            n = firstRead.view().scope();
+            latchKnownFor = firstRead.latchExists() ? n : -1;
+            readAtEvents = eventCount();
+            readAtLatchEvents = latchEventCount();
+            giveUp = max(deadline, gate.clock.instant().plus(gate.leaseTtl.multipliedBy(3))).plus(ContentionRules.NODE_POLL);
+        }
+
+        /** Reads scope {@code n} (unless nothing can have changed it) into {@link #situation}; or a stop. */
+        Decision read() throws Exception {
             if (Thread.interrupted()) {
                 throw new InterruptedException("interrupted while contending for key " + key.key() + ": nothing was armed");
             }
@@ -209,7 +289,7 @@ final class DefaultAttempt implements Attempt {
                 return new Decision.StopBusy(StopReason.WAIT_EXPIRED, Evidence.of(scopePath != null ? scopePath : keyPath,
                         n, "no decision on scope " + n + " before " + giveUp + ": this contender gave up; enter again"));
             }
-            long seenEvents = eventCount();
+            seenEvents = eventCount();
             Throwable error = takeBackgroundError();
             if (error != null) {
                 return failClosed(error, scopePath);
@@ -221,13 +301,13 @@ final class DefaultAttempt implements Attempt {
             AuthorizationView authorization;
             long latchNews = latchEventCount() - readAtLatchEvents;
             boolean onlyElectionNews = latchNews > 0 && seenEvents - readAtEvents == latchNews;
-            if (scopeRead != null) {
-                view = scopeRead.view();
-                authorization = view.state().consumed() ? scopeRead.authorization() : null;
-                scopeRead = null;
+            if (firstRead != null) {
+                view = firstRead.view();
+                authorization = view.state().consumed() ? firstRead.authorization() : null;
+                firstRead = null;
             } else if (onlyElectionNews && created && (!watchesSet || watchedRead) && view.scope() == n
                     && view.version() == 0 && view.state() == ScopeState.OPEN) {
-                authorization = null; // unwritten since read: still open (see above)
+                authorization = null; // unwritten since read: still open (see contend)
                 readAtEvents = seenEvents;
                 readAtLatchEvents += latchNews;
             } else {
@@ -235,11 +315,11 @@ final class DefaultAttempt implements Attempt {
                 readAtLatchEvents = latchEventCount();
                 watchedRead = watchesSet;
                 if (watchesSet) {
-                    ScopeProtocol.ScopeRead watchedOnce = protocol.readScope(keyPath, n, watcher);
+                    ScopeReads.ScopeRead watchedOnce = protocol.reads().readScope(keyPath, n, watcher);
                     view = watchedOnce.view();
                     authorization = view.state().consumed() ? watchedOnce.authorization() : null;
                 } else {
-                    ScopeProtocol.ScopeRead once = protocol.readScopeOnce(keyPath, n);
+                    ScopeReads.ScopeRead once = protocol.reads().readScopeOnce(keyPath, n);
                     view = once.view();
                     n = view.scope();
                     authorization = view.state().consumed() ? once.authorization() : null;
@@ -250,88 +330,116 @@ final class DefaultAttempt implements Attempt {
             }
             scopePath = view.path();
             if (view.scope() > verifiedUpTo) {
-                protocol.verifyChain(keyPath, view); // once per scope: records never change once written
+                protocol.reads().verifyChain(keyPath, view); // once per scope: records never change once written
                 verifiedUpTo = view.scope();
             }
             if (watchesSet) {
                 watched.add(scopePath);
             }
-            Instant now = gate.clock.instant();
-            boolean connected = gate.zk.connected();
+            now = gate.clock.instant();
+            connected = gate.zk.connected();
             seen = seen.observe(view, joined && connected && ourNode == null, now);
-            ContentionRules.Situation situation = new ContentionRules.Situation(view, authorization,
+            situation = new ContentionRules.Situation(view, authorization,
                     new ContentionRules.Election(joined, joined && latch.hasLeadership(), ourNode), seen, null,
                     now, deadline, waited, gate.leaseTtl, ownScope == n);
-            ContentionRules.Step step = ContentionRules.next(situation);
-            while (step instanceof ContentionRules.Join || step instanceof ContentionRules.CheckHolder) {
-                if (step instanceof ContentionRules.CheckHolder check) {
-                    // Outside the election, watch the holder's node too: its end must wake this contender.
-                    boolean outside = !situation.election().joined();
-                    if (outside) {
-                        watched.add(check.electionNode());
-                    }
-                    situation = situation.withHolderPresent(protocol.latchNodeExists(check.electionNode(),
-                            outside ? watcher : null));
-                } else {
-                    joinElection(n);
-                    seen = seen.observe(view, connected, now); // our node is being created
-                    situation = situation.withElection(new ContentionRules.Election(true, false, null), seen);
-                }
-                step = ContentionRules.next(situation);
+            return null;
+        }
+
+        Decision perform(ContentionRules.Step step) throws Exception {
+            return step.performWith(this);
+        }
+
+        @Override
+        public Decision stop(ContentionRules.Stop step) {
+            return step.stop();
+        }
+
+        @Override
+        public Decision advance(ContentionRules.Advance step) {
+            n++; // the not_sent outcome's multi created scope n+1 with it
+            return null;
+        }
+
+        @Override
+        public Decision openAuthorized(ContentionRules.OpenAuthorized open) throws Exception {
+            String weakness = protocol.reads().authorizationsWeakness(keyPath);
+            if (weakness != null) {
+                return new Decision.StopUnavailable(StopReason.UNREADABLE_RECORD, Evidence.of(
+                        Layout.authorizations(keyPath), n, "the redelivery authorization " + open.authorization().path()
+                                + " is under an authorizations znode where not only operators may create (" + weakness
+                                + "): it proves no operator's decision; an admin must repair the key's ACLs"
+                                + " (`oncegate acl`) and an operator authorize again"));
             }
-            if (step instanceof ContentionRules.Stop stop) {
-                return stop.stop();
-            } else if (step instanceof ContentionRules.Advance) {
-                n++; // the not_sent outcome's multi created scope n+1 with it
-            } else if (step instanceof ContentionRules.OpenAuthorized open) {
-                String weakness = protocol.authorizationsWeakness(keyPath);
-                if (weakness != null) {
-                    return new Decision.StopUnavailable(StopReason.UNREADABLE_RECORD, Evidence.of(
-                            Layout.authorizations(keyPath), n, "the redelivery authorization " + open.authorization().path()
-                                    + " is under an authorizations znode where not only operators may create (" + weakness
-                                    + "): it proves no operator's decision; an admin must repair the key's ACLs"
-                                    + " (`oncegate acl`) and an operator authorize again"));
+            ExecutorWrites.Opening opening = protocol.executor().openAuthorizedScope(keyPath, view, open.authorization());
+            if (opening != ExecutorWrites.Opening.CHANGED) {
+                LOG.info("redelivery authorized by {} ({}): scope {} {}", open.authorization().record().by(),
+                        open.authorization().path(), n + 1,
+                        opening == ExecutorWrites.Opening.OPENED ? "opened" : "was opened by another contender");
+                if (opening == ExecutorWrites.Opening.OPENED) {
+                    ownScope = n + 1;
                 }
-                ScopeProtocol.Opening opening = protocol.openAuthorizedScope(keyPath, view, open.authorization());
-                if (opening != ScopeProtocol.Opening.CHANGED) {
-                    LOG.info("redelivery authorized by {} ({}): scope {} {}", open.authorization().record().by(),
-                            open.authorization().path(), n + 1,
-                            opening == ScopeProtocol.Opening.OPENED ? "opened" : "was opened by another contender");
-                    if (opening == ScopeProtocol.Opening.OPENED) {
-                        ownScope = n + 1;
-                    }
-                    n++;
-                }
-            } else if (step instanceof ContentionRules.ProbeElection) {
-                String latchPath = Layout.latch(scopePath);
-                if (!protocol.mayJoinElection(latchPath, attemptId)) {
-                    return new Decision.StopUnavailable(StopReason.PERMISSION_DENIED, Evidence.of(latchPath, view.scope(),
-                            "ZooKeeper refused this identity CREATE on the election znode " + latchPath
-                                    + " (NoAuth): it can never join the election; fix the ACLs or the worker's credentials"));
-                }
-                seen = seen.permitted(now);
-            } else if (step instanceof ContentionRules.TakeLease take) {
-                Decision d = takeLease(take.takeoverCause(), take.electionNode());
-                if (d != null) {
-                    return d;
-                }
-                // someone else wrote the scope first (or our election node changed): read again
-                readAtEvents = -1;
+                n++;
+            }
+            return null;
+        }
+
+        @Override
+        public Decision join(ContentionRules.Join step) throws Exception {
+            joinElection(n);
+            seen = seen.observe(view, connected, now); // our node is being created
+            situation = situation.withElection(new ContentionRules.Election(true, false, null), seen);
+            return perform(ContentionRules.next(situation));
+        }
+
+        @Override
+        public Decision checkHolder(ContentionRules.CheckHolder check) throws Exception {
+            // Outside the election, watch the holder's node too: its end must wake this contender.
+            boolean outside = !situation.election().joined();
+            if (outside) {
+                watched.add(check.electionNode());
+            }
+            situation = situation.withHolderPresent(protocol.reads().latchNodeExists(check.electionNode(),
+                    outside ? watcher : null));
+            return perform(ContentionRules.next(situation));
+        }
+
+        @Override
+        public Decision probeElection(ContentionRules.ProbeElection step) throws Exception {
+            String latchPath = Layout.latch(scopePath);
+            if (!protocol.executor().mayJoinElection(latchPath, attemptId)) {
+                return new Decision.StopUnavailable(StopReason.PERMISSION_DENIED, Evidence.of(latchPath, view.scope(),
+                        "ZooKeeper refused this identity CREATE on the election znode " + latchPath
+                                + " (NoAuth): it can never join the election; fix the ACLs or the worker's credentials"));
+            }
+            seen = seen.permitted(now);
+            return null;
+        }
+
+        @Override
+        public Decision takeLease(ContentionRules.TakeLease take) throws Exception {
+            Decision d = DefaultAttempt.this.takeLease(take.takeoverCause(), take.electionNode());
+            if (d == null) {
+                readAtEvents = -1; // someone else wrote the scope first (or our election node changed): read again
+            }
+            return d;
+        }
+
+        @Override
+        public Decision await(ContentionRules.Wait step) throws InterruptedException {
+            Instant until = step.until();
+            if (!watchesSet && latch != null && latchScope == n && !latch.hasLeadership() && !electionSettled) {
+                // Just joined: give the election a moment to answer before watching the scope.
+                // Uncontended, leadership comes in a few round trips and the scope needs no watch;
+                // the key's creator is nearly always first, so it gives the election longer.
+                electionSettled = true;
+                // (The rules poll every NODE_POLL while the node is being created; the creator, which
+                // is not probing for a missing node yet, may wait up to the grace before that.)
+                awaitEvent(seenEvents, created ? now.plus(ContentionRules.ELECTION_NODE_GRACE)
+                        : min(until, now.plus(ContentionRules.NODE_POLL)));
             } else {
-                Instant until = ((ContentionRules.Wait) step).until();
-                if (!watchesSet && latch != null && latchScope == n && !latch.hasLeadership() && !electionSettled) {
-                    // Just joined: give the election a moment to answer before watching the scope.
-                    // Uncontended, leadership comes in a few round trips and the scope needs no watch;
-                    // the key's creator is nearly always first, so it gives the election longer.
-                    electionSettled = true;
-                    // (The rules poll every NODE_POLL while the node is being created; the creator, which
-                    // is not probing for a missing node yet, may wait up to the grace before that.)
-                    awaitEvent(seenEvents, created ? now.plus(ContentionRules.ELECTION_NODE_GRACE)
-                            : min(until, now.plus(ContentionRules.NODE_POLL)));
-                } else {
-                    waitFor(seenEvents, until);
-                }
+                waitFor(seenEvents, until);
             }
+            return null;
         }
     }
 
@@ -355,9 +463,9 @@ final class DefaultAttempt implements Attempt {
         Records.Scope leased = view.data().withLease(new KeyHistory.Lease(actor(session), electionNode,
                 gate.clock.instant().plus(gate.leaseTtl), takeover));
         long seenBeforeSend = gate.ns.highestZxid();
-        ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, view.version(), leased, electionNode);
+        ExecutorWrites.LeaseWrite write = protocol.executor().writeLease(scopePath, view.version(), leased, electionNode);
         if (!write.written()) {
-            if (write.refusal() == ScopeProtocol.LeaseRefusal.ELECTION_NODE_GONE && latch != null
+            if (write.refusal() == ExecutorWrites.LeaseRefusal.ELECTION_NODE_GONE && latch != null
                     && electionNode.equals(latch.ourPath())) {
                 // Deleted under a latch that does not know (an admin; the latch watches only its predecessor):
                 // join again with a new node, instead of sending the same refused CAS in a loop.
@@ -418,7 +526,7 @@ final class DefaultAttempt implements Attempt {
         // Created here (unless known to exist), synchronously and with its ACL, because a LeaderLatch
         // that cannot create it only logs: a missing permission must stop this contender, not leave it waiting.
         if (latchKnownFor != n) {
-            protocol.createElectionContainer(latchPath);
+            protocol.executor().createElectionContainer(latchPath);
             latchKnownFor = n;
         }
         latch = gate.zk.joinElection(latchPath, attemptId, this::latchSignal);
@@ -449,7 +557,7 @@ final class DefaultAttempt implements Attempt {
                     gate.clock.instant().plus(gate.leaseTtl), held.takeover()));
             try {
                 long seenBeforeSend = gate.ns.highestZxid();
-                ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, token.version(), renewed, leaseNode);
+                ExecutorWrites.LeaseWrite write = protocol.executor().writeLease(scopePath, token.version(), renewed, leaseNode);
                 if (write.written()) {
                     token = write.token();
                     leasedScope = renewed;
@@ -474,7 +582,7 @@ final class DefaultAttempt implements Attempt {
         return stop;
     }
 
-    private Decision.Stop leaseRefused(ScopeProtocol.LeaseRefusal refusal, String during) {
+    private Decision.Stop leaseRefused(ExecutorWrites.LeaseRefusal refusal, String during) {
         return switch (refusal) {
             case VERSION_MOVED -> {
                 gate.metrics.fenced("checkpoint");
@@ -523,13 +631,13 @@ final class DefaultAttempt implements Attempt {
             throw new InterruptedException("interrupted before arming scope " + view.scope() + " of key " + key.key()
                     + ": nothing was armed, the lease was released");
         }
-        ScopeProtocol.Arming arming = null;
+        ExecutorWrites.Arming arming = null;
         if (stop == null) {
             Records.Scope armedScope = leasedScope.armedNow();
             KeyHistory.Armed armed = new KeyHistory.Armed(leasedScope.lease().holder(), token, checkpoints, gate.clock.instant());
             secret = Records.newSecret();
             try {
-                arming = protocol.arm(scopePath, token, leaseNode, gate.ns.genesisId(), armedScope, armed, secret,
+                arming = protocol.executor().arm(scopePath, token, leaseNode, gate.ns.genesisId(), armedScope, armed, secret,
                         armReplyBound());
                 stop = armingStop(arming);
             } catch (Exception e) {
@@ -543,7 +651,7 @@ final class DefaultAttempt implements Attempt {
             stopExecutor(stop);
             return new Crossing.Refused(stop);
         }
-        phase = Phase.ARMED;
+        transitionTo(Phase.ARMED);
         gate.ns.flushMarks(); // the arming's zxid is on this host's file before the boundary is crossed
         if (arming.interrupted()) {
             LOG.debug("armed with token {}, but interrupted meanwhile: the action is not invoked and the scope is"
@@ -562,7 +670,7 @@ final class DefaultAttempt implements Attempt {
     }
 
     /** The stop an arming refusal means, or null when armed. */
-    private Decision.Stop armingStop(ScopeProtocol.Arming arming) {
+    private Decision.Stop armingStop(ExecutorWrites.Arming arming) {
         if (arming.armed()) {
             return null;
         }
@@ -634,8 +742,9 @@ final class DefaultAttempt implements Attempt {
         KeyHistory.OutcomeRecord record = Records.outcomeRecord(outcome, detail, actor(leaseSession), token,
                 gate.clock.instant());
         try {
-            ScopeProtocol.OutcomeWrite write = protocol.recordOutcome(keyPath, view.scope(), leaseNode, record, secret);
-            recorded = write == ScopeProtocol.OutcomeWrite.RECORDED;
+            ExecutorWrites.OutcomeWrite write = protocol.executor().recordOutcome(keyPath, view.scope(), leaseNode, record,
+                    secret);
+            recorded = write == ExecutorWrites.OutcomeWrite.RECORDED;
             switch (write) {
                 case RECORDED -> { }
                 case ANOTHER_OUTCOME -> {
@@ -663,9 +772,7 @@ final class DefaultAttempt implements Attempt {
         }
         gate.metrics.outcome(outcome, recorded, boundary);
         LOG.info("outcome {} (recorded={}): {}", outcome.wireName(), recorded, detail);
-        phase = Phase.DONE;
-        gate.metrics.executorEnded();
-        closeLatch();
+        transitionTo(Phase.DONE);
         return new Crossing.Crossed(outcome, view.scope(), token, detail, recorded);
     }
 
@@ -698,7 +805,7 @@ final class DefaultAttempt implements Attempt {
     /** The token no longer matches: say who holds the scope now. */
     private Decision.Stop fencedStop(String during) {
         try {
-            ScopeView now = protocol.readScope(keyPath, view.scope());
+            ScopeView now = protocol.reads().readScope(keyPath, view.scope());
             return switch (now.state()) {
                 case SENT_VERIFIED -> new Decision.StopSent(StopReason.SENT_VERIFIED, now.evidence("fenced during " + during));
                 case SEND_STATUS_UNKNOWN, ARMED -> new Decision.StopUnknown(
@@ -744,39 +851,77 @@ final class DefaultAttempt implements Attempt {
         return new Decision.StopUnavailable(reason, Evidence.of(where, scope, e.getMessage() != null ? e.getMessage() : e.toString()));
     }
 
-    /** Records a decision; {@code waited} is the election wait on entry, null for a later stop. */
+    /**
+     * Records a decision and moves to its phase (PROCEEDING or STOPPED); {@code waited} is the election
+     * wait on entry, null for a later stop.
+     */
     private void decide(Decision d, Duration waited) {
         decision = d;
         gate.metrics.decision(d, waited);
-        if (d instanceof Decision.Proceed p) {
-            phase = Phase.PROCEEDING;
-            gate.metrics.executorStarted();
-            LogContext.scope(p.scope());
-            LOG.debug("proceed with token {}", p.token());
-            return;
-        }
-        Decision.Stop stop = (Decision.Stop) d;
-        phase = Phase.STOPPED;
-        LogContext.scope(stop.evidence().scope());
-        LOG.info("{} ({}): {} at {}", stop.kind(), stop.reason().wireName(), stop.evidence().detail(),
-                stop.evidence().path());
-        // A consumed scope ends every waiter's election at about the same moment: leave in turn.
-        closeLatch(stop instanceof Decision.StopSent || stop instanceof Decision.StopUnknown);
+        transitionTo(d instanceof Decision.Proceed ? Phase.PROCEEDING : Phase.STOPPED);
     }
 
-    /** An executor stopped before crossing: leave the election; its lease lapses or is released. */
+    /** An executor stopped before crossing ({@link #transitionTo} leaves the election and releases its lease). */
     private void stopExecutor(Decision.Stop stop) {
-        boolean wasExecutor = phase == Phase.PROCEEDING;
-        if (wasExecutor) {
+        decide(stop, null);
+    }
+
+    /**
+     * Every phase change, and what it does (the way Failsafe's {@code CircuitBreakerImpl.transitionTo}
+     * owns its state's changes): first what leaving the old phase takes, then what entering the new one
+     * does. Called only by the owner thread.
+     * <ul>
+     *   <li>Leaving PROCEEDING without arming: the lease is released with a CAS on the token (unless the
+     *       executor was fenced: someone else holds it), and the executor gauge drops.</li>
+     *   <li>Leaving ARMED: the executor gauge drops.</li>
+     *   <li>Entering PROCEEDING: the executor gauge rises.</li>
+     *   <li>Entering STOPPED: the stop is logged and the election left (in turn with everyone when the
+     *       scope was consumed).</li>
+     *   <li>Entering DONE: the election is left.</li>
+     *   <li>Entering CLOSED: the election is left, this attempt's watches removed, and the gate forgets it.</li>
+     * </ul>
+     *
+     * @throws IllegalStateException when the change is not one {@link Phase} allows
+     */
+    private void transitionTo(Phase next) {
+        Phase from = phase;
+        from.requireMayBecome(next);
+        if (from == Phase.PROCEEDING && next != Phase.ARMED) {
+            StopReason reason = next == Phase.STOPPED ? ((Decision.Stop) decision).reason() : null;
             // The release is a CAS on our token: it fails harmlessly when someone took the lease
             // over, or when an ambiguous arming write was in fact applied (arming bumps the version).
-            if (stop.reason() != StopReason.FENCED) {
-                releaseLease(stop.reason() != StopReason.WRITE_RESULT_UNKNOWN);
+            if (reason != StopReason.FENCED) {
+                releaseLease(reason != StopReason.WRITE_RESULT_UNKNOWN);
             }
             leasedScope = null;
             gate.metrics.executorEnded();
+        } else if (from == Phase.ARMED) {
+            gate.metrics.executorEnded();
         }
-        decide(stop, null);
+        phase = next;
+        switch (next) {
+            case PROCEEDING -> {
+                gate.metrics.executorStarted();
+                Decision.Proceed p = (Decision.Proceed) decision;
+                LogContext.scope(p.scope());
+                LOG.debug("proceed with token {}", p.token());
+            }
+            case STOPPED -> {
+                Decision.Stop stop = (Decision.Stop) decision;
+                LogContext.scope(stop.evidence().scope());
+                LOG.info("{} ({}): {} at {}", stop.kind(), stop.reason().wireName(), stop.evidence().detail(),
+                        stop.evidence().path());
+                // A consumed scope ends every waiter's election at about the same moment: leave in turn.
+                closeLatch(stop instanceof Decision.StopSent || stop instanceof Decision.StopUnknown);
+            }
+            case DONE -> closeLatch();
+            case CLOSED -> {
+                closeLatch();
+                forgetWatches();
+                gate.forget(this);
+            }
+            case CONTENDING, ARMED -> { }
+        }
     }
 
     /** {@code multi(check electionNode, setData(scope, no lease, token))}: lets the next contender proceed at once. */
@@ -786,10 +931,10 @@ final class DefaultAttempt implements Attempt {
         }
         Records.Scope released = leasedScope.withLease(null);
         try {
-            ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, token.version(), released, leaseNode);
+            ExecutorWrites.LeaseWrite write = protocol.executor().writeLease(scopePath, token.version(), released, leaseNode);
             if (write.written()) {
                 LOG.debug("released the lease without arming");
-            } else if (countFenced && write.refusal() == ScopeProtocol.LeaseRefusal.VERSION_MOVED) {
+            } else if (countFenced && write.refusal() == ExecutorWrites.LeaseRefusal.VERSION_MOVED) {
                 gate.metrics.fenced("release");
             }
         } catch (InterruptedException e) {
@@ -806,25 +951,12 @@ final class DefaultAttempt implements Attempt {
             return;
         }
         try (LogContext ignored = logContext()) {
-            closeInContext();
+            transitionTo(Phase.CLOSED);
         }
-    }
-
-    private void closeInContext() {
-        if (phase == Phase.PROCEEDING) {
-            releaseLease(true);
-            gate.metrics.executorEnded();
-        } else if (phase == Phase.ARMED) {
-            gate.metrics.executorEnded();
-        }
-        phase = Phase.CLOSED;
-        closeLatch();
-        forgetWatches();
-        gate.forget(this);
     }
 
     /**
-     * Removes this attempt's watches and no one else's ({@link ScopeProtocol#forgetWatches}): its
+     * Removes this attempt's watches and no one else's ({@link ScopeReads#forgetWatches}): its
      * own watcher, and the session's watch at the server where no other attempt of the gate watches
      * the path. Each path leaves {@link #watched} before the others are asked, so of two attempts
      * closing at once the later one finds the path unwatched and removes the server's watch.
@@ -833,7 +965,7 @@ final class DefaultAttempt implements Attempt {
         for (String path : List.copyOf(watched)) {
             watched.remove(path);
             try {
-                protocol.forgetWatches(path, watcher, gate.watchedByAnAttempt(path));
+                protocol.reads().forgetWatches(path, watcher, gate.watchedByAnAttempt(path));
             } catch (Exception e) {
                 LOG.debug("could not remove the watches on {} ({}); they go when it changes", path, e.toString());
             }

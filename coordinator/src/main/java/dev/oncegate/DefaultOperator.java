@@ -122,8 +122,12 @@ final class DefaultOperator implements Operator {
         String command = latest != null && latest.state() != null && latest.state().consumed()
                 ? "create " + Layout.authorization(keyPath, latest.scope()) + " '{\"by\":\"<you>\",\"reason\":\"<why>\"}'"
                 : null;
+        ScopeView latestView = stories.isEmpty() ? null : stories.get(stories.size() - 1).view();
+        AuthorizationView after = latest == null ? null : authorizationRecords.stream()
+                .filter(a -> a.name().equals(Layout.AFTER_PREFIX + latest.scope())).map(AuthorizationRecord::view)
+                .findFirst().orElse(null);
         return new KeyHistory(key, keyPath, true, record, scopes, authorizations, unreadable,
-                nextAttempt(latest, last, authorizations, unreadable), command, ns.genesisId(), keyStat.getCzxid());
+                nextAttempt(latest, latestView, last, after, unreadable), command, ns.genesisId(), keyStat.getCzxid());
     }
 
     /**
@@ -147,78 +151,47 @@ final class DefaultOperator implements Operator {
     private record ScopeStory(KeyHistory.Scope scope, ScopeView view) {
     }
 
-    /** One scope, znode by znode, so that each unreadable record is reported beside the rest. */
+    /**
+     * One scope, znode by znode, decoded by the one {@link ScopeDecoder} as a worker's read is, but
+     * past the first contradiction: each is reported beside the rest of the story.
+     */
     private ScopeStory readScope(String keyPath, int n, List<KeyHistory.Unreadable> unreadable) throws Exception {
         String scopePath = Layout.scope(keyPath, n);
-        int problems = unreadable.size();
         Stat stat = new Stat();
         byte[] data = ns.zk.getData(scopePath, stat, null);
         ns.observed(stat.getMzxid());
-        Records.Scope scope = decodeOrNote(Records::decodeScope, scopePath, data, unreadable);
         List<String> children = ns.zk.getChildren(scopePath, null);
-        for (String child : children) {
-            if (!child.startsWith(Layout.ARMED) && !child.equals(Layout.OUTCOME) && !child.equals(Layout.LATCH)) {
-                unreadable.add(new KeyHistory.Unreadable(scopePath + "/" + child, new byte[0],
-                        "an unexpected znode under the scope", REPAIR_FOREIGN));
-            }
+        boolean armedChild = children.contains(Layout.ARMED);
+        ScopeDecoder.Decoded decoded = ScopeDecoder.decode(new ScopeDecoder.Raw(n, scopePath,
+                new ScopeDecoder.Znode(data == null ? new byte[0] : data, stat), children,
+                armedChild ? znode(Layout.armed(scopePath)) : null, armedChild ? znode(Layout.outcome(scopePath)) : null,
+                children.contains(Layout.OUTCOME) ? znode(Layout.legacyOutcome(scopePath)) : null, null, false,
+                znode(Layout.reconciliation(keyPath, n))), !ns.acls().on(), true, this::znode);
+        for (ScopeDecoder.Contradiction c : decoded.contradictions()) {
+            boolean foreign = c.kind() == ScopeDecoder.Kind.FOREIGN;
+            unreadable.add(new KeyHistory.Unreadable(c.path(), foreign ? new byte[0] : c.data() != null ? c.data()
+                    : bytes(c.path(), null), c.problem(), foreign ? REPAIR_FOREIGN : REPAIR_RECORD));
         }
-        String armedName = null;
-        try {
-            armedName = Custody.armedChild(scopePath, scope, children);
-        } catch (UnreadableRecordException e) {
-            unreadable.add(new KeyHistory.Unreadable(e.path(), bytes(e.path(), null), e.problem(), REPAIR_RECORD));
-        }
-        Stat armedStat = new Stat();
-        Records.ArmedData armed = armedName == null ? null
-                : decodeOrNote(Records::decodeArmed, scopePath + "/" + armedName,
-                bytes(scopePath + "/" + armedName, armedStat), unreadable);
-        Stat outcomeStat = new Stat();
-        Records.OutcomeData outcome = null;
-        boolean outcomeZnode = false;
-        if (Layout.ARMED.equals(armedName)) {
-            String path = Layout.outcome(scopePath);
-            byte[] bytes = bytesOrNull(path, outcomeStat);
-            outcomeZnode = bytes != null;
-            outcome = bytes == null || bytes.length == 0 ? null : decodeOrNote(Records::decodeOutcome, path, bytes, unreadable);
-        }
-        Stat legacyStat = new Stat();
-        Records.OutcomeData legacy = null;
-        if (children.contains(Layout.OUTCOME)) {
-            String path = Layout.legacyOutcome(scopePath);
-            legacy = decodeOrNote(Records::decodeOutcome, path, bytes(path, legacyStat), unreadable);
-        }
-        String reconciliationPath = Layout.reconciliation(keyPath, n);
-        Stat reconciliationStat = new Stat();
-        byte[] reconciliationBytes = null;
-        try {
-            reconciliationBytes = ns.zk.getData(reconciliationPath, reconciliationStat, null);
-        } catch (KeeperException.NoNodeException none) {
-            // the usual case
-        }
-        KeyHistory.Reconciliation reconciliation = reconciliationBytes == null ? null
-                : decodeOrNote(Records::decodeReconciliation, reconciliationPath, reconciliationBytes, unreadable);
-        ScopeView view = null;
-        if (unreadable.size() == problems && scope != null) {
-            try {
-                view = Custody.judge(new Custody.Facts(n, scopePath, scope, stat, children, armed,
-                        armed == null ? null : armedStat, outcome, outcomeZnode ? outcomeStat : null, legacy,
-                        legacy == null ? null : legacyStat, reconciliation, reconciliation == null ? null : reconciliationStat),
-                        !ns.acls().on());
-            } catch (UnreadableRecordException e) {
-                unreadable.add(new KeyHistory.Unreadable(e.path(), bytes(e.path(), null), e.problem(), REPAIR_RECORD));
-            }
-        }
-        Records.OutcomeData decidedBy = outcome != null ? outcome : legacy;
-        Stat decided = reconciliation != null ? reconciliationStat : outcome != null ? outcomeStat
-                : legacy != null ? legacyStat : armed != null ? armedStat : null;
+        Custody.Facts f = decoded.facts();
+        Records.Scope scope = f.data();
+        Records.OutcomeData decidedBy = f.outcome() != null ? f.outcome() : f.legacyOutcome();
+        Stat decided = f.reconciliation() != null ? f.reconciliationStat() : f.outcome() != null ? f.outcomeStat()
+                : f.legacyOutcome() != null ? f.legacyOutcomeStat() : f.armed() != null ? f.armedStat() : null;
         Instant recordedAt = Instant.ofEpochMilli(decided == null ? stat.getMtime()
-                : decided == outcomeStat ? outcomeStat.getMtime() : decided.getCtime());
+                : decided == f.outcomeStat() ? decided.getMtime() : decided.getCtime());
         KeyHistory.OutcomeRecord executorOutcome = decidedBy instanceof Records.ExecutorOutcome e ? e.outcome() : null;
-        KeyHistory.Scope story = new KeyHistory.Scope(n, scopePath, view == null ? null : view.state(), stat.getVersion(),
-                stat.getMzxid(), scope == null ? null : scope.opened(), scope == null ? null : scope.at(),
-                scope == null ? null : scope.lease(), armed == null ? null : armed.armed(), executorOutcome, reconciliation,
-                armed == null ? 0 : armedStat.getCzxid(), recordedAt);
-        return new ScopeStory(story, view);
+        KeyHistory.Scope story = new KeyHistory.Scope(n, scopePath, decoded.view() == null ? null : decoded.view().state(),
+                stat.getVersion(), stat.getMzxid(), scope == null ? null : scope.opened(), scope == null ? null : scope.at(),
+                scope == null ? null : scope.lease(), f.armed() == null ? null : f.armed().armed(), executorOutcome,
+                f.reconciliation(), f.armed() == null ? 0 : f.armedStat().getCzxid(), recordedAt);
+        return new ScopeStory(story, decoded.view());
+    }
+
+    /** {@code getData} of {@code path} for the decoder; null when it does not exist. */
+    private ScopeDecoder.Znode znode(String path) throws Exception {
+        Stat stat = new Stat();
+        byte[] data = bytesOrNull(path, stat);
+        return data == null ? null : new ScopeDecoder.Znode(data, stat);
     }
 
     /** One record under {@code KEY/authorizations} (reconciliations aside), as read. */
@@ -244,7 +217,7 @@ final class DefaultOperator implements Operator {
             } catch (KeeperException.NoNodeException gone) {
                 continue; // removed meanwhile
             }
-            AuthorizationView view = ScopeProtocol.authorizationView(path, Layout.authorizedAfter(name), stat, data);
+            AuthorizationView view = ScopeDecoder.authorization(path, Layout.authorizedAfter(name), stat, data);
             if (view.presence() == AuthorizationView.Presence.UNREADABLE) {
                 unreadable.add(new KeyHistory.Unreadable(path, data, view.problem(), REPAIR_AUTHORIZATION));
             }
@@ -275,7 +248,7 @@ final class DefaultOperator implements Operator {
                     Custody.Opening opening = Custody.opening(previous, next, after);
                     try {
                         Custody.requireOpened(previous, next, opening, opening == Custody.Opening.AUTHORIZATION
-                                ? ns.protocol.authorizationsWeakness(keyPath) : null);
+                                ? ns.protocol.reads().authorizationsWeakness(keyPath) : null);
                     } catch (UnreadableRecordException e) {
                         unreadable.add(new KeyHistory.Unreadable(e.path(), new byte[0], e.problem(), REPAIR_FORGED_SCOPE));
                         broken = true;
@@ -313,53 +286,128 @@ final class DefaultOperator implements Operator {
                 : KeyHistory.AuthorizationStatus.STALE;
     }
 
-    /** What a new attempt would do now, and why: the contention rules, said in words. */
-    private static String nextAttempt(KeyHistory.Scope latest, int last, List<KeyHistory.Authorization> authorizations,
-                                      List<KeyHistory.Unreadable> unreadable) {
-        if (latest == null || latest.scope() != last || latest.state() == null) {
+    /**
+     * A lease TTL for {@link #nextAttempt}'s situation: any positive one gives the same step, since a
+     * contender that has just read the scope has not watched it unchanged for any time.
+     */
+    private static final Duration ANY_LEASE_TTL = Duration.ofSeconds(1);
+
+    /**
+     * What a new attempt would do now, and why: {@link ContentionRules#next} run on the latest scope
+     * as read (with its {@code after-n} authorization), for a contender that has just read it, is in
+     * no election and does not wait; the step it gives, said in words.
+     *
+     * @param view  the latest scope as judged, or null when it cannot be read
+     * @param after its {@code after-n} authorization as read, or null when there is none
+     */
+    private String nextAttempt(KeyHistory.Scope latest, ScopeView view, int last, AuthorizationView after,
+                               List<KeyHistory.Unreadable> unreadable) throws Exception {
+        if (latest == null || latest.scope() != last || latest.state() == null || view == null) {
             String where = unreadable.isEmpty() ? "the key's scopes" : unreadable.get(0).path();
             return "A new attempt would stop unavailable (exit 13): " + where + " cannot be read"
                     + (unreadable.isEmpty() ? "" : " (" + unreadable.get(0).problem() + ")")
                     + "; workers fail closed on this key until an operator repairs the record.";
         }
-        int n = latest.scope();
-        for (KeyHistory.Authorization a : authorizations) {
-            if (a.after() == n && a.status() == KeyHistory.AuthorizationStatus.UNREADABLE && latest.state().consumed()) {
-                return "A new attempt would stop unavailable (exit 13): the redelivery authorization " + a.path()
-                        + " cannot be read; an admin must remove it and an operator authorize again.";
+        Instant now = ns.clock.instant();
+        ContentionRules.Situation situation = new ContentionRules.Situation(view,
+                view.state().consumed() ? after != null ? after : AuthorizationView.absent(
+                        Layout.authorization(Layout.keyOfScope(view.path()), view.scope()), view.scope()) : null,
+                ContentionRules.Election.NONE, ContentionRules.Observations.NONE.observe(view, false, now), null, now, now,
+                false, ANY_LEASE_TTL, false);
+        return ContentionRules.next(situation).performWith(new NextAttemptInWords(latest));
+    }
+
+    /** The step a new attempt would take on {@code latest}, said in words for {@code oncegate inspect}. */
+    private record NextAttemptInWords(KeyHistory.Scope latest) implements ContentionRules.Performer<String> {
+
+        @Override
+        public String stop(ContentionRules.Stop step) {
+            int n = latest.scope();
+            Decision.Stop stop = step.stop();
+            if (stop instanceof Decision.StopSent) {
+                return "Scope " + n + (latest.reconciliation() != null
+                        ? " was reconciled as delivered by " + latest.reconciliation().by() + " ("
+                        + latest.reconciliation().evidence() + ")"
+                        : " was delivered and verified by task " + latest.outcome().by().task() + " at "
+                        + latest.outcome().at() + " (" + latest.outcome().detail() + ")")
+                        + ": a new attempt would stop sent (exit 10); only an operator's authorization for scope " + n
+                        + " opens another delivery.";
             }
-            if (a.after() == n && a.status() == KeyHistory.AuthorizationStatus.UNUSED) {
-                return "Scope " + n + " is " + latest.state().wireName() + ", but " + a.by() + " authorized a redelivery ("
-                        + a.reason() + "): a new attempt would open scope " + (n + 1) + " with it and proceed.";
+            if (stop.reason() == StopReason.ARMED_WITHOUT_OUTCOME) {
+                return "Task " + latest.armed().by().task() + " armed scope " + n + " at " + latest.armed().at()
+                        + " and recorded no outcome (it may still be delivering, or it died): a new attempt would stop"
+                        + " unknown (exit 11). If the destination shows the delivery, reconcile it (`oncegate reconcile`);"
+                        + " if it shows none and it must go out, authorize one redelivery (`oncegate authorize --after "
+                        + n + "`).";
             }
+            if (stop instanceof Decision.StopUnknown) {
+                return "Scope " + n + " ended with its outcome unknown (task " + latest.outcome().by().task() + ": "
+                        + latest.outcome().detail() + "): a new attempt would stop unknown (exit 11). If the destination"
+                        + " shows the delivery, reconcile it (`oncegate reconcile`); if it shows none and it must go out,"
+                        + " authorize one redelivery (`oncegate authorize --after " + n + "`).";
+            }
+            if (stop instanceof Decision.StopBusy) {
+                return held();
+            }
+            // The only other stop of the rules on a scope read whole: its after-n authorization is unreadable.
+            return "A new attempt would stop unavailable (exit 13): the redelivery authorization "
+                    + stop.evidence().path() + " cannot be read; an admin must remove it and an operator authorize again.";
         }
-        KeyHistory.Lease lease = latest.lease();
-        return switch (latest.state()) {
-            case OPEN -> "Scope " + n + " is open (" + latest.opened() + "): a new attempt would join its election and,"
-                    + " elected, proceed as its executor.";
-            case LEASED -> lease.expires().isAfter(Instant.now())
-                    ? "Task " + lease.holder().task() + " (host " + lease.holder().host() + ", pid " + lease.holder().pid()
-                    + ") holds the lease of scope " + n + " until " + lease.expires() + ": a new attempt would stop busy"
-                    + " (exit 12), or with --wait wait for that executor's final decision."
-                    : "The lease of scope " + n + " held by task " + lease.holder().task() + " lapsed at " + lease.expires()
+
+        @Override
+        public String advance(ContentionRules.Advance step) {
+            return "Scope " + latest.scope() + " proved not_sent but the scope after it is missing: a new attempt would"
+                    + " stop unavailable (exit 13) until an operator repairs the key.";
+        }
+
+        @Override
+        public String openAuthorized(ContentionRules.OpenAuthorized step) {
+            Records.Authorization a = step.authorization().record();
+            return "Scope " + latest.scope() + " is " + latest.state().wireName() + ", but " + a.by()
+                    + " authorized a redelivery (" + a.reason() + "): a new attempt would open scope "
+                    + (latest.scope() + 1) + " with it and proceed.";
+        }
+
+        @Override
+        public String join(ContentionRules.Join step) {
+            return latest.lease() == null ? open() : "The lease of scope " + latest.scope() + " held by task "
+                    + latest.lease().holder().task() + " lapsed at " + latest.lease().expires()
                     + ": a new attempt would take it over (fencing that executor) and proceed.";
-            case ARMED -> "Task " + latest.armed().by().task() + " armed scope " + n + " at " + latest.armed().at()
-                    + " and recorded no outcome (it may still be delivering, or it died): a new attempt would stop unknown"
-                    + " (exit 11). If the destination shows the delivery, reconcile it (`oncegate reconcile`); if it"
-                    + " shows none and it must go out, authorize one redelivery (`oncegate authorize --after " + n + "`).";
-            case SENT_VERIFIED -> "Scope " + n + (latest.reconciliation() != null
-                    ? " was reconciled as delivered by " + latest.reconciliation().by() + " (" + latest.reconciliation().evidence() + ")"
-                    : " was delivered and verified by task " + latest.outcome().by().task() + " at " + latest.outcome().at()
-                    + " (" + latest.outcome().detail() + ")")
-                    + ": a new attempt would stop sent (exit 10); only an operator's authorization for scope " + n
-                    + " opens another delivery.";
-            case SEND_STATUS_UNKNOWN -> "Scope " + n + " ended with its outcome unknown (task " + latest.outcome().by().task()
-                    + ": " + latest.outcome().detail() + "): a new attempt would stop unknown (exit 11). If the destination"
-                    + " shows the delivery, reconcile it (`oncegate reconcile`); if it shows none and it must go out,"
-                    + " authorize one redelivery (`oncegate authorize --after " + n + "`).";
-            case NOT_SENT -> "Scope " + n + " proved not_sent but the scope after it is missing: a new attempt would stop"
-                    + " unavailable (exit 13) until an operator repairs the key.";
-        };
+        }
+
+        @Override
+        public String await(ContentionRules.Wait step) {
+            return open(); // the grace its creator has to join its election first
+        }
+
+        private String held() {
+            KeyHistory.Lease lease = latest.lease();
+            return "Task " + lease.holder().task() + " (host " + lease.holder().host() + ", pid " + lease.holder().pid()
+                    + ") holds the lease of scope " + latest.scope() + " until " + lease.expires() + ": a new attempt"
+                    + " would stop busy (exit 12), or with --wait wait for that executor's final decision.";
+        }
+
+        private String open() {
+            return "Scope " + latest.scope() + " is open (" + latest.opened() + "): a new attempt would join its election"
+                    + " and, elected, proceed as its executor.";
+        }
+
+        // Not given to a contender outside the election that does not wait (it stops busy first).
+
+        @Override
+        public String checkHolder(ContentionRules.CheckHolder step) {
+            return held();
+        }
+
+        @Override
+        public String probeElection(ContentionRules.ProbeElection step) {
+            return open();
+        }
+
+        @Override
+        public String takeLease(ContentionRules.TakeLease step) {
+            return join(null);
+        }
     }
 
     /** The bytes of {@code path} (its stat into {@code stat} when given); empty when it does not exist. */
@@ -476,7 +524,7 @@ final class DefaultOperator implements Operator {
             int n = consumedLatest(before, "authorize");
             Records.Authorization record = new Records.Authorization(by, reason, ns.clock.instant(), actor());
             String keyPath = Layout.keyPath(ns.namespace, key);
-            ScopeProtocol.Authorizing done = ns.protocol.authorize(keyPath, n, record);
+            OperatorWrites.Authorizing done = ns.protocol.operator().authorize(keyPath, n, record);
             String name = Layout.AFTER_PREFIX + n;
             KeyHistory.Authorization now = read(key).authorizations().stream().filter(a -> a.name().equals(name))
                     .findFirst().orElse(null);
@@ -562,13 +610,13 @@ final class DefaultOperator implements Operator {
                     throw new IllegalArgumentException("key " + key + " scope " + n + " is sent_verified already: nothing"
                             + " to reconcile");
                 }
-                ScopeView view = ns.protocol.readScope(keyPath, n);
+                ScopeView view = ns.protocol.reads().readScope(keyPath, n);
                 if (view.scope() != n || view.state() != ScopeState.ARMED && view.state() != ScopeState.SEND_STATUS_UNKNOWN) {
                     continue; // it changed since: read again
                 }
                 KeyHistory.Reconciliation reconciliation = new KeyHistory.Reconciliation(Outcome.SENT_VERIFIED, by, evidence,
                         actor(), ns.clock.instant());
-                if (ns.protocol.reconcile(view, reconciliation)) {
+                if (ns.protocol.operator().reconcile(view, reconciliation)) {
                     LOG.info("oncegate namespace {}: {} reconciled key {} scope {} as sent_verified: {}",
                             ns.namespace, by, key, n, evidence);
                     return new Reconciled(Layout.reconciliation(keyPath, n), n, true, reconciliation);
@@ -586,8 +634,8 @@ final class DefaultOperator implements Operator {
         Objects.requireNonNull(each, "each");
         return runInNamespace("remove consumed keys", () -> {
             // Ages are the server's: now is the creation time of a probe znode, a record's age is its znode's.
-            ScopeProtocol.Probe probe = ns.protocol.probe();
-            ns.protocol.deleteProbe(probe.path());
+            OperatorWrites.Probe probe = ns.protocol.operator().probe();
+            ns.protocol.operator().deleteProbe(probe.path());
             Instant serverNow = Instant.ofEpochMilli(probe.stat().getCtime());
             Instant cutoff = serverNow.minus(olderThan);
             int[] counts = new int[3];
@@ -619,7 +667,7 @@ final class DefaultOperator implements Operator {
                     return true;
                 }
                 List<String> paths = subtree(h.path());
-                if (paths == null || !ns.protocol.deleteKey(latest.path(), latest.version(), paths)) {
+                if (paths == null || !ns.protocol.operator().deleteKey(latest.path(), latest.version(), paths)) {
                     counts[2]++;
                     each.accept(new GcEntry(key, h.path(), state, since, false, paths == null
                             ? "someone is in an election under it" : "it changed while being removed"));
@@ -736,8 +784,7 @@ final class DefaultOperator implements Operator {
                     }
                 });
             } while (stale[0] > 0);
-            if (!Acls.same(ns.zk.getAcl(genesisPath, null), acls.forKind(Layout.Kind.GENESIS))) {
-                ns.zk.setAcl(genesisPath, acls.forKind(Layout.Kind.GENESIS), -1);
+            if (ns.protocol.operator().giveGenesisItsAcl(acls)) {
                 changed[0]++;
                 each.accept(genesisPath);
             }
@@ -762,8 +809,7 @@ final class DefaultOperator implements Operator {
             throw new StopException(replaced);
         }
         try {
-            return ns.zk.setData(genesisPath, Records.genesis(new Genesis(genesis.id(), genesis.created(), roles)),
-                    stat.getVersion()).getVersion();
+            return ns.protocol.operator().nameRoles(genesis, stat.getVersion(), roles);
         } catch (KeeperException.BadVersionException e) {
             throw new OncegateException("could not apply the role ACLs: " + genesisPath + " changed while it was being"
                     + " rewritten (another `oncegate acl` at the same time?): nothing was changed; run it again", e);

@@ -78,8 +78,8 @@ public interface Gate extends AutoCloseable {
         ScopeProtocol protocol = new ScopeProtocol(client, ns, Clock.systemUTC(), z -> seen.accumulateAndGet(z, Math::max),
                 () -> Acls.of(roles));
         try {
-            ScopeProtocol.GenesisResult result = protocol.createGenesis(roles);
-            protocol.readGenesis(); // the genesis write's zxid, for the marks
+            OperatorWrites.GenesisResult result = protocol.operator().createGenesis(roles);
+            protocol.reads().readGenesis(); // the genesis write's zxid, for the marks
             marks.observe(ns, result.genesis().id(), seen.get());
             marks.flush();
             return new Initialization(result.genesis(), result.created());

@@ -14,7 +14,7 @@ import org.apache.zookeeper.data.Stat;
  * id marker, this host's rollback witness); with access control on, walks every znode of the
  * namespace ({@link AclWalk}, bucket by bucket) comparing its ACL with what {@link Acls} derives
  * from the roles the genesis names now; and creates one ephemeral probe where the identity's role
- * may create ({@link ScopeProtocol#probe}), which proves that permission and reads the server's
+ * may create ({@link OperatorWrites#probe}), which proves that permission and reads the server's
  * clock. Nothing else is written. Without access control nothing is walked: every znode is
  * {@code world:anyone:cdrwa} by design.
  *
@@ -61,9 +61,9 @@ final class NamespaceCheckup {
         boolean mayCreate = roles == null || role == Checkup.Role.WORKER || role == Checkup.Role.ADMIN;
         long highest = ns.highestZxid();
         String keys = Layout.keys(ns.namespace);
-        ScopeProtocol.Probe probe = null;
+        OperatorWrites.Probe probe = null;
         try {
-            probe = ns.protocol.probe();
+            probe = ns.protocol.operator().probe();
             if (!mayCreate) {
                 access.add(new Checkup.Finding(keys, false, "this identity (" + (role == null ? "no role" : roleName(role))
                         + ") may create keys, which only workers and the admin may", REAPPLY));

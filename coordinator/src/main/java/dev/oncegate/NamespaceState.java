@@ -84,13 +84,13 @@ final class NamespaceState {
      * and the same as the first one seen here. Returns null when fine, else the stop.
      */
     Decision.StopUnavailable checkGenesis() throws Exception {
-        return checkGenesis(protocol.readGenesis());
+        return checkGenesis(protocol.reads().readGenesis());
     }
 
     /** {@link #checkGenesis()} on a genesis the caller read already (in the same round trip as the key). */
     Decision.StopUnavailable checkGenesis(Optional<Genesis> read) throws Exception {
         if (read.isEmpty() && initialize) {
-            read = Optional.of(protocol.createGenesis(null).genesis());
+            read = Optional.of(protocol.operator().createGenesis(null).genesis());
         }
         String path = Layout.genesis(namespace);
         if (read.isEmpty()) {
@@ -102,7 +102,7 @@ final class NamespaceState {
         Genesis seen = read.get();
         Genesis first = genesis.get();
         if (first == null) {
-            if (!protocol.genesisMarkerExists(seen.id())) {
+            if (!protocol.reads().genesisMarkerExists(seen.id())) {
                 return new Decision.StopUnavailable(StopReason.NAMESPACE_NOT_INITIALISED, Evidence.of(
                         Layout.genesisMarker(namespace, seen.id()), -1, "namespace " + namespace + "'s genesis " + seen.id()
                                 + " has no id marker (it was written by an older oncegate): run `oncegate init --namespace "

@@ -86,7 +86,7 @@ public final class OncegateAcl {
             throws InterruptedException {
         String ns = Layout.checkNamespace(namespace);
         try {
-            return new ScopeProtocol(client, ns, java.time.Clock.systemUTC(), z -> { }, () -> Acls.OPEN).readGenesis()
+            return new ScopeProtocol(client, ns, java.time.Clock.systemUTC(), z -> { }, () -> Acls.OPEN).reads().readGenesis()
                     .orElseThrow(() -> new OncegateException("namespace " + ns + " has no genesis: run `oncegate init`"))
                     .roles();
         } catch (InterruptedException | OncegateException e) {

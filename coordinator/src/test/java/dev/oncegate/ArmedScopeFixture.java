@@ -17,7 +17,7 @@ abstract class ArmedScopeFixture extends OneNamespacePerTest {
 
     @BeforeEach
     void existingKey() throws Exception {
-        protocol.ensureKey(key, genesisId);
+        protocol.executor().ensureKey(key, genesisId);
     }
 
     /** An election node, named as a LeaderLatch names its own: a protected name, unique to the latch. */
@@ -42,7 +42,7 @@ abstract class ArmedScopeFixture extends OneNamespacePerTest {
     /** deleteall KEY, then a fresh key with the same name: scope 0 starts again at version 0. */
     void recreateKey() throws Exception {
         client.delete().deletingChildrenIfNeeded().forPath(keyPath);
-        protocol.ensureKey(key, genesisId);
+        protocol.executor().ensureKey(key, genesisId);
     }
 
     /**
@@ -64,19 +64,19 @@ abstract class ArmedScopeFixture extends OneNamespacePerTest {
     Held leaseScopeZero(String attempt) throws Exception {
         String node = electionNode(0);
         String scopePath = Layout.scope(keyPath, 0);
-        ScopeView view = protocol.readScope(keyPath, 0);
+        ScopeView view = protocol.reads().readScope(keyPath, 0);
         Records.Scope leased = lease(attempt, node);
-        ScopeProtocol.LeaseWrite write = protocol.writeLease(scopePath, view.version(), leased, node);
+        ExecutorWrites.LeaseWrite write = protocol.executor().writeLease(scopePath, view.version(), leased, node);
         return new Held(attempt, node, scopePath, leased, write.token(), write.czxid());
     }
 
     /** The arming write of {@code held}, as its executor sends it, committing to {@code secret}. */
-    ScopeProtocol.Arming arm(Held held, String secret) throws Exception {
-        return protocol.arm(held.scopePath(), held.token(), held.node(), genesisId, armedScope(held.leased()),
+    ExecutorWrites.Arming arm(Held held, String secret) throws Exception {
+        return protocol.executor().arm(held.scopePath(), held.token(), held.node(), genesisId, armedScope(held.leased()),
                 armedRecord(held.attempt(), held.token()), secret, Duration.ofSeconds(10));
     }
 
-    ScopeProtocol.Arming arm(Held held) throws Exception {
+    ExecutorWrites.Arming arm(Held held) throws Exception {
         return arm(held, Records.newSecret());
     }
 
@@ -84,7 +84,7 @@ abstract class ArmedScopeFixture extends OneNamespacePerTest {
     Armed armAs(String attempt) throws Exception {
         Held held = leaseScopeZero(attempt);
         String secret = Records.newSecret();
-        ScopeProtocol.Arming arming = arm(held, secret);
+        ExecutorWrites.Arming arming = arm(held, secret);
         assertThat(arming.armed()).as("arming as " + attempt).isTrue();
         String path = Layout.armed(held.scopePath());
         assertThat(client.checkExists().forPath(path)).isNotNull();

@@ -17,22 +17,22 @@ class IncarnationBindingTest extends ArmedScopeFixture {
 
     @Test
     void genesisMarker_isWrittenWithTheGenesis_andInitAddsItToAnOldGenesis() throws Exception {
-        assertThat(protocol.genesisMarkerExists(genesisId)).isTrue();
+        assertThat(protocol.reads().genesisMarkerExists(genesisId)).isTrue();
         client.delete().forPath(Layout.genesisMarker(ns, genesisId));
 
-        ScopeProtocol.GenesisResult again = protocol.createGenesis(null);
+        OperatorWrites.GenesisResult again = protocol.operator().createGenesis(null);
 
         assertThat(again.created()).isFalse();
         assertThat(again.genesis().id()).isEqualTo(genesisId);
-        assertThat(protocol.genesisMarkerExists(genesisId)).isTrue();
+        assertThat(protocol.reads().genesisMarkerExists(genesisId)).isTrue();
     }
 
     @Test
     void keyCreation_inAReinitialisedNamespace_isRefused() throws Exception {
         client.delete().deletingChildrenIfNeeded().forPath(ns);
-        new ScopeProtocol(client, ns, Clock.systemUTC(), z -> { }, () -> Acls.OPEN).createGenesis(null); // another genesis id
+        new ScopeProtocol(client, ns, Clock.systemUTC(), z -> { }, () -> Acls.OPEN).operator().createGenesis(null); // another genesis id
 
-        assertThatThrownBy(() -> protocol.ensureKey(key, genesisId)).isInstanceOfSatisfying(StopException.class,
+        assertThatThrownBy(() -> protocol.executor().ensureKey(key, genesisId)).isInstanceOfSatisfying(StopException.class,
                 e -> assertThat(e.stop().reason()).isEqualTo(StopReason.NAMESPACE_REPLACED));
         assertThat(client.checkExists().forPath(keyPath)).isNull();
     }
@@ -41,27 +41,27 @@ class IncarnationBindingTest extends ArmedScopeFixture {
     void leaseCas_decidedOnAReadOfTheOldIncarnation_failsOnTheNewOneEvenAtTheSameVersion() throws Exception {
         // Given a contender whose election node existed before it read scope 0 at version 0
         String staleNode = electionNode(0);
-        ScopeView read = protocol.readScope(keyPath, 0);
+        ScopeView read = protocol.reads().readScope(keyPath, 0);
         assertThat(read.version()).isZero();
         // When the key is deleted and recreated: the new scope 0 is again at version 0
         recreateKey();
-        assertThat(protocol.readScope(keyPath, 0).version()).isZero();
+        assertThat(protocol.reads().readScope(keyPath, 0).version()).isZero();
 
         // Then the CAS bound to the old election node fails, and the new scope is untouched
-        ScopeProtocol.LeaseWrite write = protocol.writeLease(read.path(), 0, lease("a", staleNode), staleNode);
+        ExecutorWrites.LeaseWrite write = protocol.executor().writeLease(read.path(), 0, lease("a", staleNode), staleNode);
         assertThat(write.written()).isFalse();
-        assertThat(write.refusal()).isEqualTo(ScopeProtocol.LeaseRefusal.ELECTION_NODE_GONE);
-        assertThat(protocol.readScope(keyPath, 0).data().lease()).isNull();
+        assertThat(write.refusal()).isEqualTo(ExecutorWrites.LeaseRefusal.ELECTION_NODE_GONE);
+        assertThat(protocol.reads().readScope(keyPath, 0).data().lease()).isNull();
     }
 
     @Test
     void leaseCas_inItsOwnIncarnation_takesTheLease_andAStaleVersionIsFenced() throws Exception {
         String node = electionNode(0);
-        ScopeProtocol.LeaseWrite first = protocol.writeLease(Layout.scope(keyPath, 0), 0, lease("a", node), node);
-        ScopeProtocol.LeaseWrite stale = protocol.writeLease(Layout.scope(keyPath, 0), 0, lease("b", node), node);
+        ExecutorWrites.LeaseWrite first = protocol.executor().writeLease(Layout.scope(keyPath, 0), 0, lease("a", node), node);
+        ExecutorWrites.LeaseWrite stale = protocol.executor().writeLease(Layout.scope(keyPath, 0), 0, lease("b", node), node);
 
         assertThat(first.token().version()).isEqualTo(1);
-        assertThat(stale.refusal()).isEqualTo(ScopeProtocol.LeaseRefusal.VERSION_MOVED);
+        assertThat(stale.refusal()).isEqualTo(ExecutorWrites.LeaseRefusal.VERSION_MOVED);
     }
 
     @Test
@@ -69,11 +69,11 @@ class IncarnationBindingTest extends ArmedScopeFixture {
         Held held = leaseScopeZero("a");
         // the genesis is replaced, the keys stay (an operator re-initialised after a restore)
         client.delete().deletingChildrenIfNeeded().forPath(Layout.genesis(ns));
-        new ScopeProtocol(client, ns, Clock.systemUTC(), z -> { }, () -> Acls.OPEN).createGenesis(null);
+        new ScopeProtocol(client, ns, Clock.systemUTC(), z -> { }, () -> Acls.OPEN).operator().createGenesis(null);
 
-        ScopeProtocol.Arming arming = arm(held);
+        ExecutorWrites.Arming arming = arm(held);
 
-        assertThat(arming.refusal()).isEqualTo(ScopeProtocol.ArmRefusal.NAMESPACE_REPLACED);
+        assertThat(arming.refusal()).isEqualTo(ExecutorWrites.ArmRefusal.NAMESPACE_REPLACED);
         assertThat(client.getChildren().forPath(held.scopePath())).noneMatch(c -> c.startsWith("armed"));
     }
 
@@ -82,10 +82,10 @@ class IncarnationBindingTest extends ArmedScopeFixture {
         Held held = leaseScopeZero("a");
         client.delete().forPath(held.node()); // its session ended, or the key was deleted
 
-        ScopeProtocol.Arming arming = arm(held);
+        ExecutorWrites.Arming arming = arm(held);
 
-        assertThat(arming.refusal()).isEqualTo(ScopeProtocol.ArmRefusal.ELECTION_NODE_GONE);
-        assertThat(protocol.readScope(keyPath, 0).data().armed()).isFalse();
+        assertThat(arming.refusal()).isEqualTo(ExecutorWrites.ArmRefusal.ELECTION_NODE_GONE);
+        assertThat(protocol.reads().readScope(keyPath, 0).data().armed()).isFalse();
     }
 
     @Test
@@ -98,15 +98,15 @@ class IncarnationBindingTest extends ArmedScopeFixture {
         assertThat(armedB.version()).isEqualTo(armedA.version());
 
         // Then A's outcome (not_sent, which would also open scope 1) is refused: its armed record is gone
-        ScopeProtocol.OutcomeWrite a = protocol.recordOutcome(keyPath, 0, armedA.node(), outcome(Outcome.NOT_SENT, "a"),
+        ExecutorWrites.OutcomeWrite a = protocol.executor().recordOutcome(keyPath, 0, armedA.node(), outcome(Outcome.NOT_SENT, "a"),
                 armedA.secret());
-        assertThat(a).isEqualTo(ScopeProtocol.OutcomeWrite.ARMED_RECORD_GONE);
+        assertThat(a).isEqualTo(ExecutorWrites.OutcomeWrite.ARMED_RECORD_GONE);
         assertThat(client.getData().forPath(Layout.outcome(Layout.scope(keyPath, 0)))).as("B's, not written yet").isEmpty();
         assertThat(client.checkExists().forPath(Layout.scope(keyPath, 1))).isNull();
         // and B's is recorded
-        assertThat(protocol.recordOutcome(keyPath, 0, armedB.node(), outcome(Outcome.SENT_VERIFIED, "b"), armedB.secret()))
-                .isEqualTo(ScopeProtocol.OutcomeWrite.RECORDED);
-        assertThat(protocol.readScope(keyPath, 0).outcome().by().attempt()).isEqualTo("b");
+        assertThat(protocol.executor().recordOutcome(keyPath, 0, armedB.node(), outcome(Outcome.SENT_VERIFIED, "b"), armedB.secret()))
+                .isEqualTo(ExecutorWrites.OutcomeWrite.RECORDED);
+        assertThat(protocol.reads().readScope(keyPath, 0).outcome().by().attempt()).isEqualTo("b");
     }
 
     @Test
@@ -116,9 +116,9 @@ class IncarnationBindingTest extends ArmedScopeFixture {
         byte[] data = client.getData().forPath(scopePath);
         client.setData().forPath(scopePath, data); // same bytes, new version (what a worker credential may do)
 
-        assertThat(protocol.recordOutcome(keyPath, 0, armed.node(), outcome(Outcome.SENT_VERIFIED, "a"), armed.secret()))
-                .isEqualTo(ScopeProtocol.OutcomeWrite.RECORDED);
-        assertThat(protocol.readScope(keyPath, 0).state()).isEqualTo(ScopeState.SENT_VERIFIED);
+        assertThat(protocol.executor().recordOutcome(keyPath, 0, armed.node(), outcome(Outcome.SENT_VERIFIED, "a"), armed.secret()))
+                .isEqualTo(ExecutorWrites.OutcomeWrite.RECORDED);
+        assertThat(protocol.reads().readScope(keyPath, 0).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 
     @Test
@@ -128,29 +128,29 @@ class IncarnationBindingTest extends ArmedScopeFixture {
         Held b = leaseScopeZero("b"); // a CAS on the rewritten data: the data is a worker's to write
 
         // When B arms
-        ScopeProtocol.Arming arming = arm(b);
+        ExecutorWrites.Arming arming = arm(b);
 
         // Then the armed record A created is the barrier: B is refused and nothing of B's is written
-        assertThat(arming.refusal()).isEqualTo(ScopeProtocol.ArmRefusal.ALREADY_ARMED);
+        assertThat(arming.refusal()).isEqualTo(ExecutorWrites.ArmRefusal.ALREADY_ARMED);
         assertThat(client.getChildren().forPath(Layout.scope(keyPath, 0))).filteredOn(c -> c.startsWith("armed"))
                 .containsExactly("armed");
         assertThat(Records.decodeArmed(armedA.path(), client.getData().forPath(armedA.path())).commitment())
                 .as("A's armed record").isEqualTo(Records.commitment(armedA.secret()));
-        assertThat(protocol.readScope(keyPath, 0).state()).isEqualTo(ScopeState.ARMED);
+        assertThat(protocol.reads().readScope(keyPath, 0).state()).isEqualTo(ScopeState.ARMED);
     }
 
     @Test
     void notSentOutcome_whenAnAuthorizationOpenedTheNextScopeAlready_isRecordedWithoutIt() throws Exception {
         Armed armed = armAs("a");
         client.create().forPath(Layout.authorization(keyPath, 0), "{\"by\":\"ops\",\"reason\":\"lost\"}".getBytes(StandardCharsets.UTF_8));
-        ScopeView consumed = protocol.readScope(keyPath, 0);
-        assertThat(protocol.openAuthorizedScope(keyPath, consumed, protocol.readAuthorization(keyPath, 0)))
-                .isEqualTo(ScopeProtocol.Opening.OPENED);
+        ScopeView consumed = protocol.reads().readScope(keyPath, 0);
+        assertThat(protocol.executor().openAuthorizedScope(keyPath, consumed, protocol.reads().readAuthorization(keyPath, 0)))
+                .isEqualTo(ExecutorWrites.Opening.OPENED);
 
-        assertThat(protocol.recordOutcome(keyPath, 0, armed.node(), outcome(Outcome.NOT_SENT, "a"), armed.secret()))
-                .isEqualTo(ScopeProtocol.OutcomeWrite.RECORDED);
-        assertThat(protocol.readScope(keyPath, 0).state()).isEqualTo(ScopeState.NOT_SENT);
-        assertThat(protocol.readScope(keyPath, 1).data().opened()).isEqualTo("after-0");
+        assertThat(protocol.executor().recordOutcome(keyPath, 0, armed.node(), outcome(Outcome.NOT_SENT, "a"), armed.secret()))
+                .isEqualTo(ExecutorWrites.OutcomeWrite.RECORDED);
+        assertThat(protocol.reads().readScope(keyPath, 0).state()).isEqualTo(ScopeState.NOT_SENT);
+        assertThat(protocol.reads().readScope(keyPath, 1).data().opened()).isEqualTo("after-0");
     }
 
     @Test
@@ -158,11 +158,11 @@ class IncarnationBindingTest extends ArmedScopeFixture {
         armAs("a");
         String auth = Layout.authorization(keyPath, 0);
         client.create().forPath(auth, "{\"by\":\"ops\",\"reason\":\"lost\"}".getBytes(StandardCharsets.UTF_8));
-        AuthorizationView read = protocol.readAuthorization(keyPath, 0);
+        AuthorizationView read = protocol.reads().readAuthorization(keyPath, 0);
         client.setData().forPath(auth, "{\"by\":\"mallory\",\"reason\":\"x\"}".getBytes(StandardCharsets.UTF_8));
 
-        assertThat(protocol.openAuthorizedScope(keyPath, protocol.readScope(keyPath, 0), read))
-                .isEqualTo(ScopeProtocol.Opening.CHANGED);
+        assertThat(protocol.executor().openAuthorizedScope(keyPath, protocol.reads().readScope(keyPath, 0), read))
+                .isEqualTo(ExecutorWrites.Opening.CHANGED);
         assertThat(client.checkExists().forPath(Layout.scope(keyPath, 1))).isNull();
     }
 

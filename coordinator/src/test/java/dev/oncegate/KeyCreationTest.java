@@ -37,7 +37,7 @@ class KeyCreationTest extends OneNamespacePerTest {
     void bucketsMadeByARacingContender_sinceTheRead_keyIsCreatedWhole() throws Exception {
         client.create().creatingParentsIfNeeded().forPath(bucket2); // after our read saw no bucket
 
-        assertThat(protocol.createKey(key, genesisId, false, false)).isEqualTo(ScopeProtocol.KeyCreation.CREATED);
+        assertThat(protocol.executor().createKey(key, genesisId, false, false)).isEqualTo(ExecutorWrites.KeyCreation.CREATED);
 
         assertCreatedWhole();
     }
@@ -46,7 +46,7 @@ class KeyCreationTest extends OneNamespacePerTest {
     void secondLevelMadeSinceTheRead_keyIsCreatedWhole() throws Exception {
         client.create().creatingParentsIfNeeded().forPath(bucket2); // our read saw only the first level
 
-        assertThat(protocol.createKey(key, genesisId, true, false)).isEqualTo(ScopeProtocol.KeyCreation.CREATED);
+        assertThat(protocol.executor().createKey(key, genesisId, true, false)).isEqualTo(ExecutorWrites.KeyCreation.CREATED);
 
         assertCreatedWhole();
     }
@@ -56,7 +56,7 @@ class KeyCreationTest extends OneNamespacePerTest {
         // Our read saw both levels; an admin removed them before the create
         assertThat(client.checkExists().forPath(bucket1)).isNull();
 
-        assertThat(protocol.createKey(key, genesisId, true, true)).isEqualTo(ScopeProtocol.KeyCreation.CREATED);
+        assertThat(protocol.executor().createKey(key, genesisId, true, true)).isEqualTo(ExecutorWrites.KeyCreation.CREATED);
 
         assertCreatedWhole();
     }
@@ -65,19 +65,19 @@ class KeyCreationTest extends OneNamespacePerTest {
     void onlySecondLevelRemovedSinceTheRead_keyIsCreatedWhole() throws Exception {
         client.create().creatingParentsIfNeeded().forPath(bucket1);
 
-        assertThat(protocol.createKey(key, genesisId, true, true)).isEqualTo(ScopeProtocol.KeyCreation.CREATED);
+        assertThat(protocol.executor().createKey(key, genesisId, true, true)).isEqualTo(ExecutorWrites.KeyCreation.CREATED);
 
         assertCreatedWhole();
     }
 
     @Test
     void keyCreatedByAnother_isReportedExists_andNotWrittenAgain() throws Exception {
-        assertThat(protocol.createKey(key, genesisId, false, false)).isEqualTo(ScopeProtocol.KeyCreation.CREATED);
+        assertThat(protocol.executor().createKey(key, genesisId, false, false)).isEqualTo(ExecutorWrites.KeyCreation.CREATED);
         Stat keyBefore = client.checkExists().forPath(keyPath);
         Stat scopeBefore = client.checkExists().forPath(Layout.scope(keyPath, 0));
 
         // A second contender whose read was as old as the first one's
-        assertThat(protocol.createKey(key, genesisId, false, false)).isEqualTo(ScopeProtocol.KeyCreation.EXISTS);
+        assertThat(protocol.executor().createKey(key, genesisId, false, false)).isEqualTo(ExecutorWrites.KeyCreation.EXISTS);
 
         assertThat(client.checkExists().forPath(keyPath).getMzxid()).isEqualTo(keyBefore.getMzxid());
         assertThat(client.checkExists().forPath(Layout.scope(keyPath, 0)).getMzxid()).isEqualTo(scopeBefore.getMzxid());
@@ -88,7 +88,7 @@ class KeyCreationTest extends OneNamespacePerTest {
     void namespaceReplacedSinceTheRead_createsNothing() throws Exception {
         client.delete().forPath(Layout.genesisMarker(ns, genesisId));
 
-        assertThatThrownBy(() -> protocol.createKey(key, genesisId, false, false))
+        assertThatThrownBy(() -> protocol.executor().createKey(key, genesisId, false, false))
                 .isInstanceOfSatisfying(StopException.class,
                         e -> assertThat(e.stop().reason()).isEqualTo(StopReason.NAMESPACE_REPLACED));
 
@@ -110,7 +110,7 @@ class KeyCreationTest extends OneNamespacePerTest {
             client.setData().forPath(genesisPath, Records.genesis(new Genesis(before.id(), before.created(), roles)));
 
             // Then the gate's creation, sent with the ACLs it knew, fails its epoch check and is sent again with the new ones
-            assertThat(gate.protocol.createKey(key, genesisId, false, false)).isEqualTo(ScopeProtocol.KeyCreation.CREATED);
+            assertThat(gate.protocol.executor().createKey(key, genesisId, false, false)).isEqualTo(ExecutorWrites.KeyCreation.CREATED);
 
             Acls now = Acls.of(roles);
             for (String path : new String[] {bucket1, bucket2, keyPath, Layout.authorizations(keyPath),
@@ -133,6 +133,6 @@ class KeyCreationTest extends OneNamespacePerTest {
         assertThat(client.getChildren().forPath(keyPath)).containsExactlyInAnyOrder("authorizations", "0");
         assertThat(client.checkExists().forPath(Layout.scope(keyPath, 0)).getVersion()).isZero();
         assertThat(client.checkExists().forPath(Layout.latch(Layout.scope(keyPath, 0)))).isNotNull();
-        assertThat(protocol.readKey(key).exists()).isTrue();
+        assertThat(protocol.reads().readKey(key).exists()).isTrue();
     }
 }

@@ -22,7 +22,7 @@ abstract class OneNamespacePerTest extends OneServerPerClass {
     void freshNamespace() throws Exception {
         ns = "/" + getClass().getSimpleName() + "-" + UUID.randomUUID();
         protocol = new ScopeProtocol(client, ns, Clock.systemUTC(), zxid -> { }, () -> Acls.OPEN);
-        genesisId = protocol.createGenesis(null).genesis().id();
+        genesisId = protocol.operator().createGenesis(null).genesis().id();
         key = EffectKey.of(Destination.stable("slack", "C1"), UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8));
         keyPath = Layout.keyPath(ns, key.key());
     }

@@ -131,7 +131,7 @@ final class SimWorld {
     private void setUp() throws Exception {
         SimClient admin = client("admin", ADMIN, false);
         ScopeProtocol init = new ScopeProtocol(admin, NS, clock(0), z -> { }, () -> Acls.of(roles));
-        init.createGenesis(roles);
+        init.operator().createGenesis(roles);
         for (int k = 0; k < config.keys(); k++) {
             keys.add(EffectKey.of(Destination.stable("sim", "dest-" + k),
                     ("content " + seed + " " + k).getBytes(StandardCharsets.UTF_8)));
