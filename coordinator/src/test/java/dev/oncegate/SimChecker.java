@@ -148,8 +148,17 @@ final class SimChecker {
         // its crossing, if any, keeps result null: possibly delivered
     }
 
-    void authorized(EffectKey key, Operator.Authorized a) {
-        // counted from the records (afterWrite): an operator that crashed after the create still authorized
+    /**
+     * The operator asked to redeliver after scope {@code after} and got {@code a}: a redelivery after
+     * another scope is one nobody decided (issue 15 item 3: authorize run twice wrote after-1).
+     * Authorizations are counted from the records (afterWrite): an operator that crashed after the create
+     * still authorized.
+     */
+    void authorized(EffectKey key, int after, Operator.Authorized a) {
+        if (a.created() && a.after() != after) {
+            violation("the operator authorized a redelivery after scope " + after + " of key " + key.key().substring(0, 8)
+                    + " and " + a.path().replaceAll("[0-9a-f]{64}", "KEY") + " was written");
+        }
     }
 
     void reconciled(EffectKey key, Operator.Reconciled r) {
