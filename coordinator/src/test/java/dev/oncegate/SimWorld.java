@@ -315,7 +315,7 @@ final class SimWorld {
                         KeyHistory seen = operator.inspect(key.key());
                         int after = Math.max(0, seen.scopes().size() - 1 - (sched.random.nextInt(4) == 0 ? 1 : 0));
                         Operator.Authorized a = operator.authorize(key.key(), after, "ops", "simulated redelivery");
-                        checker.authorized(key, a);
+                        checker.authorized(key, after, a);
                         count("operator: authorize " + (a.created() ? "created" : "existed"));
                     } else if (what < 7) {
                         Operator.Reconciled r = operator.reconcile(key.key(), "ops", "provider log says delivered");
