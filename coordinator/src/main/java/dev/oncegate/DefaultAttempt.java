@@ -475,8 +475,11 @@ final class DefaultAttempt implements Attempt {
             return null;
         }
         token = write.token();
-        if (keyZxid == 0 && view.scope() == 0) {
-            keyZxid = write.czxid(); // this contender created the key: scope 0 was created in the same multi
+        if (keyZxid == 0) {
+            // This contender created the key (its first read found none): scope 0 was created in the same
+            // multi, so its czxid is the key's; a creator that leases a later scope (scope 0 ended not_sent
+            // under someone else) asks the key itself. The action's idempotency key is derived from it.
+            keyZxid = view.scope() == 0 ? write.czxid() : protocol.reads().keyZxid(keyPath);
         }
         leasedScope = leased;
         leaseSession = session;

@@ -344,6 +344,16 @@ final class ScopeReads {
 
     // ---- the key's scopes and authorizations ----------------------------------------------------
 
+    /** {@code exists KEY}: the key znode's creation zxid, or 0 when it does not exist. */
+    long keyZxid(String keyPath) throws Exception {
+        Stat stat = zk.exists(keyPath, null);
+        if (stat == null) {
+            return 0;
+        }
+        protocol.saw(stat);
+        return stat.getCzxid();
+    }
+
     /** {@code getChildren KEY}: the highest scope number (the key's current scope). */
     int latestScope(String keyPath) throws Exception {
         int latest = -1;
