@@ -284,7 +284,11 @@ public interface Operator {
             return this;
         }
 
-        /** The clock for the times this operator writes into its records; default UTC system clock. Retention never reads it. */
+        /**
+         * The clock for the times this operator writes into its records, and for the next attempt
+         * {@link Operator#inspect} describes (whether a lease has lapsed, as a contender with this clock would
+         * judge); default UTC system clock. Retention never reads it.
+         */
         public Builder clock(Clock clock) {
             once(this.clock, "clock");
             this.clock = Objects.requireNonNull(clock, "clock");
