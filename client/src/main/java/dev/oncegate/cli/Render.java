@@ -11,7 +11,9 @@ import java.util.Map;
 
 import dev.oncegate.Actor;
 import dev.oncegate.FencingToken;
+import dev.oncegate.Crossing;
 import dev.oncegate.KeyHistory;
+import dev.oncegate.Outcome;
 import dev.oncegate.Operator;
 import dev.oncegate.ScopeState;
 
@@ -55,6 +57,20 @@ final class Render {
         }
         out.put("unreadable", unreadable);
         return out;
+    }
+
+    /**
+     * A crossing's fields, in the order every result that reports one uses: scope, token, zxid,
+     * outcome, recorded, and {@code reads_as}, what every later contender reads (an outcome that
+     * could not be written leaves the scope armed: unknown).
+     */
+    static void crossed(Map<String, Object> out, Crossing.Crossed crossed) {
+        out.put("scope", crossed.scope());
+        out.put("token", crossed.token().version());
+        out.put("zxid", crossed.token().zxid());
+        out.put("outcome", crossed.outcome().wireName());
+        out.put("recorded", crossed.recorded());
+        out.put("reads_as", crossed.recorded() ? crossed.outcome().wireName() : Outcome.SEND_STATUS_UNKNOWN.wireName());
     }
 
     static Map<String, Object> record(KeyHistory.KeyRecord r) {

@@ -13,7 +13,6 @@ import dev.oncegate.Attempt;
 import dev.oncegate.Crossing;
 import dev.oncegate.Decision;
 import dev.oncegate.EffectKey;
-import dev.oncegate.Outcome;
 import dev.oncegate.Gate;
 import dev.oncegate.StopReason;
 import picocli.CommandLine.Command;
@@ -293,13 +292,7 @@ final class RunCommand extends NamespaceCommand {
         }
         Crossing.Crossed crossed = (Crossing.Crossed) crossing;
         Map<String, Object> out = base(proceed.kind(), null, key);
-        out.put("scope", crossed.scope());
-        out.put("token", crossed.token().version());
-        out.put("zxid", crossed.token().zxid());
-        out.put("outcome", crossed.outcome().wireName());
-        out.put("recorded", crossed.recorded());
-        // What every later contender reads: an outcome that could not be written leaves the scope armed.
-        out.put("reads_as", crossed.recorded() ? crossed.outcome().wireName() : Outcome.SEND_STATUS_UNKNOWN.wireName());
+        Render.crossed(out, crossed);
         out.put("command_exit", action.exitCode());
         out.put("detail", crossed.detail());
         return out;

@@ -39,7 +39,6 @@ import dev.oncegate.Gate;
 import dev.oncegate.IdentityKind;
 import dev.oncegate.KeyHistory;
 import dev.oncegate.OncegateException;
-import dev.oncegate.Outcome;
 import dev.oncegate.ProvenNotSentException;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.slf4j.Logger;
@@ -397,12 +396,7 @@ final class Sidecar implements AutoCloseable {
             Crossing.Crossed crossed = handle.report(result, armBound);
             Map<String, Object> out = Json.object();
             out.put("key", handle.key.key());
-            out.put("scope", crossed.scope());
-            out.put("token", crossed.token().version());
-            out.put("zxid", crossed.token().zxid());
-            out.put("outcome", crossed.outcome().wireName());
-            out.put("recorded", crossed.recorded());
-            out.put("reads_as", crossed.recorded() ? crossed.outcome().wireName() : Outcome.SEND_STATUS_UNKNOWN.wireName());
+            Render.crossed(out, crossed);
             out.put("detail", crossed.detail());
             return out;
         } finally {
