@@ -35,8 +35,11 @@ final class SimWorld {
     /** Virtual time starts here (a fixed instant, so that histories replay exactly). */
     static final long EPOCH = Instant.parse("2026-01-01T00:00:00Z").toEpochMilli();
     static final Duration RETENTION = Duration.ofDays(30);
-    /** Every simulated gate's meters: a registry without children records nothing, and shared, meters are made once. */
-    private static final io.micrometer.core.instrument.MeterRegistry METERS =
+    /**
+     * The history's gates' meters: a registry without children records nothing. One per history (a registry
+     * shared by all histories grows with every gate, and each new gate searches it).
+     */
+    private final io.micrometer.core.instrument.MeterRegistry meters =
             new io.micrometer.core.instrument.composite.CompositeMeterRegistry();
 
     /**
@@ -239,7 +242,7 @@ final class SimWorld {
         self[0] = sched.spawn(name, () -> {
             SimClient c = client(name, WORKER, true);
             owners.put(c, self[0]);
-            DefaultGate gate = new DefaultGate(c, NS, METERS, clock(skew), Duration.ofMillis(leaseTtlMs),
+            DefaultGate gate = new DefaultGate(c, NS, meters, clock(skew), Duration.ofMillis(leaseTtlMs),
                     Duration.ofSeconds(5), name, "sim-host", 1000 + self[0].index, false, ZxidMarks.inMemory());
             int entries = resumes ? 2 : 1;
             for (int e = 0; e < entries; e++) {
@@ -539,7 +542,7 @@ final class SimWorld {
             self[0] = sched.spawn("late-" + key.key().substring(0, 6), () -> {
                 SimClient c = client(self[0].name, WORKER, false);
                 owners.put(c, self[0]);
-                DefaultGate gate = new DefaultGate(c, NS, METERS, clock(0), Duration.ofMillis(leaseTtlMs),
+                DefaultGate gate = new DefaultGate(c, NS, meters, clock(0), Duration.ofMillis(leaseTtlMs),
                         Duration.ofSeconds(5), self[0].name, "sim-host", 1, false, ZxidMarks.inMemory());
                 try (Attempt attempt = gate.enter(key, Duration.ofMillis(leaseTtlMs * 3))) {
                     checker.late(self[0], key, attempt.decision());
