@@ -189,6 +189,29 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
         return watchingSessions(List.of(server.getPort()), path);
     }
 
+    /**
+     * How many packets the server has received from clients since it started, from its {@code srvr}
+     * four-letter command ("Received:"): every request, pings included. A test takes the difference
+     * around an operation to learn how many requests it cost, as the server counted them, without
+     * timing anything.
+     *
+     * @throws IllegalStateException when the server does not answer
+     */
+    public long requestsReceived() {
+        String reply;
+        try {
+            reply = FourLetterWordMain.send4LetterWord("127.0.0.1", server.getPort(), "srvr", false, 5000);
+        } catch (IOException | X509Exception.SSLContextException e) {
+            throw new IllegalStateException("the embedded ZooKeeper did not answer srvr: " + e, e);
+        }
+        for (String line : reply.split("\\R")) {
+            if (line.startsWith("Received:")) {
+                return Long.parseLong(line.substring("Received:".length()).trim());
+            }
+        }
+        throw new IllegalStateException("the embedded ZooKeeper's srvr reply has no 'Received:' line: " + reply);
+    }
+
     /** The distinct sessions watching {@code path} on the servers at these client ports ({@code wchp}). */
     static int watchingSessions(List<Integer> clientPorts, String path) {
         Set<String> sessions = new HashSet<>();
