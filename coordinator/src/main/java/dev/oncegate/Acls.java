@@ -25,10 +25,14 @@ import org.apache.zookeeper.data.Id;
  *   <tr><td>KEY/N/latch/* (election nodes)</td><td>READ</td><td>READ</td></tr>
  *   <tr><td>KEY/N/armed</td><td>CREATE READ (its outcome, created with it)</td><td>READ</td></tr>
  *   <tr><td>KEY/N/armed/outcome</td><td>READ WRITE (written once, version 0 → 1)</td><td>READ WRITE (reconcile)</td></tr>
+ *   <tr><td>NS/backlog, NS/backlog/KIND</td><td>READ</td><td>READ</td></tr>
+ *   <tr><td>NS/backlog/KIND/H (index bucket)</td><td>CREATE READ DELETE</td><td>CREATE READ DELETE</td></tr>
+ *   <tr><td>NS/backlog/KIND/H/ENTRY</td><td>READ</td><td>READ</td></tr>
  * </table>
  *
  * So nothing grants a worker or an operator DELETE on a parent of a record (only the election
- * container, whose children are ephemeral), WRITE on an immutable record, or CREATE under
+ * container, whose children are ephemeral, and the backlog index's buckets, whose entries are hints
+ * that no decision reads: {@link BacklogIndex}), WRITE on an immutable record, or CREATE under
  * {@code authorizations} (authorizations, reconciliations) to a worker. The armed record and its
  * outcome are created by the arming executor with these ACLs, whoever created the scope above
  * them, and the armed record is never empty: nobody but the admin can ever remove either. Above the namespace oncegate changes nothing (the
@@ -96,6 +100,8 @@ final class Acls {
             case ARMED -> acl(Perms.CREATE | r, r);
             case OUTCOME -> acl(r | Perms.WRITE, r | Perms.WRITE);
             case LATCH -> acl(Perms.CREATE | r | Perms.DELETE, r);
+            case INDEX, INDEX_ENTRY -> acl(r, r);
+            case INDEX_BUCKET -> acl(Perms.CREATE | r | Perms.DELETE, Perms.CREATE | r | Perms.DELETE);
         };
     }
 

@@ -456,6 +456,245 @@ final class DefaultOperator implements Operator {
         });
     }
 
+    // ---- the backlog index ----------------------------------------------------------------------
+
+    @Override
+    public BacklogReport backlog(ListQuery query, Consumer<KeySummary> each) throws InterruptedException {
+        Objects.requireNonNull(query, "query");
+        Objects.requireNonNull(each, "each");
+        ScopeState wanted = query.state();
+        if (wanted != null && wanted != ScopeState.ARMED && wanted != ScopeState.SEND_STATUS_UNKNOWN) {
+            throw new IllegalArgumentException("state: the backlog index answers armed and send_status_unknown (or every"
+                    + " backlog key), not " + wanted.wireName() + ": list walks every key for that");
+        }
+        return runInNamespace("read the backlog", () -> {
+            if (!ns.protocol.operator().indexExists()) {
+                return new BacklogReport(false, 0, 0, 0, 0, 0);
+            }
+            List<BacklogIndex.Kind> kinds = wanted == null ? List.of(BacklogIndex.Kind.values())
+                    : wanted == ScopeState.ARMED ? List.of(BacklogIndex.Kind.ARMED, BacklogIndex.Kind.UNREADABLE)
+                    : List.of(BacklogIndex.Kind.ARMED, BacklogIndex.Kind.UNKNOWN, BacklogIndex.Kind.UNREADABLE);
+            java.util.Map<String, List<String>> entries = readIndex(kinds);
+            Instant cutoff = query.olderThan() == null ? null : ns.clock.instant().minus(query.olderThan());
+            int[] counts = new int[4]; // read, listed, stale, unreadable
+            for (java.util.Map.Entry<String, List<String>> nominated : entries.entrySet()) {
+                String key = nominated.getKey();
+                KeyHistory h = read(key); // the records decide; the entry only nominated the key
+                counts[0]++;
+                KeySummary summary = h.exists() ? summary(h) : null;
+                if (summary == null || !inBacklog(summary)) {
+                    counts[2]++; // stale or forged: nothing to show
+                    continue;
+                }
+                if (!h.readable()) {
+                    counts[3]++;
+                    noteUnreadable(key, nominated.getValue());
+                }
+                ScopeState state = summary.state();
+                boolean stateMatches = wanted == null || state == wanted
+                        || wanted == ScopeState.SEND_STATUS_UNKNOWN && state == ScopeState.ARMED;
+                boolean oldEnough = cutoff == null || summary.since() != null && summary.since().isBefore(cutoff);
+                if (!h.readable() || stateMatches && oldEnough) {
+                    each.accept(summary);
+                    counts[1]++;
+                    if (query.limit() > 0 && counts[1] >= query.limit()) {
+                        break;
+                    }
+                }
+            }
+            int total = entries.values().stream().mapToInt(List::size).sum();
+            return new BacklogReport(true, total, counts[0], counts[1], counts[2], counts[3]);
+        });
+    }
+
+    /** Whether a key belongs to the backlog by its records: armed, unknown, with an unused authorization, or unreadable. */
+    private static boolean inBacklog(KeySummary s) {
+        return s.state() == null || s.state() == ScopeState.ARMED || s.state() == ScopeState.SEND_STATUS_UNKNOWN
+                || s.unusedAuthorizations() > 0;
+    }
+
+    /**
+     * The entries of {@code kinds} as the index lists them now, by key in key order: {@code getChildren} of
+     * each kind's 16 buckets (names that are no entry are left out).
+     */
+    private java.util.SortedMap<String, List<String>> readIndex(List<BacklogIndex.Kind> kinds) throws Exception {
+        java.util.SortedMap<String, List<String>> byKey = new java.util.TreeMap<>();
+        for (BacklogIndex.Kind kind : kinds) {
+            for (String bucket : BacklogIndex.buckets(ns.namespace, kind)) {
+                List<String> names;
+                try {
+                    names = ns.zk.getChildren(bucket, null);
+                } catch (KeeperException.NoNodeException gone) {
+                    continue; // an admin removed it: its entries are the walk's to find
+                }
+                for (String name : names) {
+                    BacklogIndex.Entry e = BacklogIndex.parse(ns.namespace, kind, bucket, name);
+                    if (e != null) {
+                        byKey.computeIfAbsent(e.key(), k -> new ArrayList<>()).add(e.path());
+                    }
+                }
+            }
+        }
+        return byKey;
+    }
+
+    /**
+     * A reader met an unreadable record of {@code key}: its {@code unreadable} entry, unless {@code known}
+     * (the key's entries as read; null: unknown, ask) holds it. Best effort: a role that may not create it,
+     * or an index that is not there, leaves it to the walk.
+     */
+    private void noteUnreadable(String key, List<String> known) throws Exception {
+        String entry = BacklogIndex.entry(ns.namespace, BacklogIndex.Kind.UNREADABLE, key, -1);
+        if (known != null && known.contains(entry)) {
+            return;
+        }
+        try {
+            if (known == null && ns.zk.exists(entry, null) != null) {
+                return;
+            }
+            ns.zk.create(entry, new byte[0], org.apache.zookeeper.CreateMode.PERSISTENT, ns.acls().forKind(Layout.Kind.INDEX_ENTRY),
+                    null, false);
+        } catch (KeeperException.NodeExistsException | KeeperException.NoNodeException | KeeperException.NoAuthException e) {
+            LOG.debug("oncegate namespace {}: unreadable key {} not entered in the backlog index: {}", ns.namespace, key, e.code());
+        }
+    }
+
+    /** The entries the records of {@code h} call for (an unreadable key's aside: readers enter those). */
+    private List<String> expectedEntries(KeyHistory h) {
+        List<String> out = new ArrayList<>();
+        if (!h.exists() || !h.readable()) {
+            return out;
+        }
+        int latest = h.scopes().size() - 1;
+        if (h.state() == ScopeState.ARMED) {
+            out.add(BacklogIndex.entry(ns.namespace, BacklogIndex.Kind.ARMED, h.key(), latest));
+        } else if (h.state() == ScopeState.SEND_STATUS_UNKNOWN) {
+            out.add(BacklogIndex.entry(ns.namespace, BacklogIndex.Kind.UNKNOWN, h.key(), latest));
+        }
+        for (KeyHistory.Authorization a : h.authorizations()) {
+            if (a.status() == KeyHistory.AuthorizationStatus.UNUSED) {
+                out.add(BacklogIndex.entry(ns.namespace, BacklogIndex.Kind.AUTHORIZED, h.key(), a.after()));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public IndexCheck checkIndex(boolean repair, Consumer<KeySummary> each) throws InterruptedException {
+        Objects.requireNonNull(each, "each");
+        return runInNamespace("walk every key", () -> {
+            boolean indexed = ns.protocol.operator().indexExists();
+            // The index before the walk: an entry made later belongs to a change the walk may not have seen.
+            java.util.SortedMap<String, List<String>> index = indexed ? readIndex(List.of(BacklogIndex.Kind.values()))
+                    : new java.util.TreeMap<>();
+            int[] counts = new int[3]; // scanned, listed, unreadable
+            IndexRepair fix = new IndexRepair(repair);
+            walk(key -> {
+                KeyHistory h = read(key);
+                counts[0]++;
+                counts[1]++;
+                if (!h.readable()) {
+                    counts[2]++;
+                }
+                each.accept(summary(h));
+                List<String> had = index.remove(key);
+                if (indexed) {
+                    if (!h.readable()) {
+                        noteUnreadable(key, had == null ? List.of() : had);
+                    }
+                    fix.compare(key, h, had == null ? List.of() : had);
+                }
+                return true;
+            });
+            for (java.util.Map.Entry<String, List<String>> left : index.entrySet()) {
+                // Entries of keys the walk did not meet: removed (gc, an admin's deleteall) since the index was read.
+                if (ns.zk.exists(Layout.keyPath(ns.namespace, left.getKey()), null) == null) {
+                    fix.stale(left.getValue());
+                }
+            }
+            return new IndexCheck(new ListReport(counts[0], counts[1], counts[2]), indexed, fix.missing, fix.stale,
+                    fix.repaired, fix.refused);
+        });
+    }
+
+    /** What a walk found the index to lack or hold in excess, and repairs when asked and allowed. Walking thread only. */
+    private final class IndexRepair {
+        private final boolean repair;
+        int missing;
+        int stale;
+        int repaired;
+        String refused;
+
+        IndexRepair(boolean repair) {
+            this.repair = repair;
+        }
+
+        /** Holds {@code key}'s entries as the index listed them before the walk against its records as read now. */
+        void compare(String key, KeyHistory h, List<String> had) throws Exception {
+            List<String> expected = expectedEntries(h);
+            List<String> lacking = new ArrayList<>(expected);
+            lacking.removeAll(had);
+            List<String> excess = new ArrayList<>(had);
+            excess.removeAll(expected);
+            excess.remove(BacklogIndex.entry(ns.namespace, BacklogIndex.Kind.UNREADABLE, key, -1));
+            if (!h.readable()) {
+                excess.clear(); // the records cannot say which entries are due: leave them
+            }
+            if (!lacking.isEmpty() || !excess.isEmpty()) {
+                // A writer may have moved the key since the index was read: judge against both read again.
+                KeyHistory now = read(key);
+                List<String> due = expectedEntries(now);
+                List<String> present = BacklogIndex.present(ns.zk, union(lacking, excess, due));
+                lacking = new ArrayList<>(due);
+                lacking.removeAll(present);
+                excess.retainAll(present);
+                excess.removeAll(due);
+                if (!now.readable()) {
+                    excess.clear();
+                }
+            }
+            for (String entry : lacking) {
+                missing++;
+                change(entry, true);
+            }
+            stale(excess);
+        }
+
+        void stale(List<String> entries) throws Exception {
+            for (String entry : entries) {
+                stale++;
+                change(entry, false);
+            }
+        }
+
+        private void change(String entry, boolean create) throws Exception {
+            if (!repair || refused != null) {
+                return;
+            }
+            try {
+                if (create) {
+                    ns.zk.create(entry, new byte[0], org.apache.zookeeper.CreateMode.PERSISTENT,
+                            ns.acls().forKind(Layout.Kind.INDEX_ENTRY), null, false);
+                } else {
+                    ns.zk.delete(entry, -1);
+                }
+                repaired++;
+            } catch (KeeperException.NodeExistsException | KeeperException.NoNodeException done) {
+                // someone else did it meanwhile (or its bucket is gone)
+            } catch (KeeperException.NoAuthException e) {
+                refused = "this identity may not " + (create ? "create" : "remove") + " backlog index entries (" + entry
+                        + "): run the walk as the operator or admin to repair them";
+            }
+        }
+    }
+
+    private static List<String> union(List<String> a, List<String> b, List<String> c) {
+        TreeSet<String> all = new TreeSet<>(a);
+        all.addAll(b);
+        all.addAll(c);
+        return new ArrayList<>(all);
+    }
+
     private static KeySummary summary(KeyHistory h) {
         KeyHistory.Scope latest = h.scopes().isEmpty() ? null : h.scopes().get(h.scopes().size() - 1);
         int unused = (int) h.authorizations().stream()

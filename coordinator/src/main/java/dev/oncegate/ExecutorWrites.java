@@ -346,15 +346,28 @@ final class ExecutorWrites {
     Arming arm(String scopePath, FencingToken token, String electionNode, String genesisId, Records.Scope armedScope,
                KeyHistory.Armed armed, String secret, java.time.Duration replyBound) throws Exception {
         // Sent once, never retried (ZooKeeperOps.multiOnce).
-        List<Op> ops = List.of(
+        List<Op> ops = new ArrayList<>(List.of(
                 zk.opCheck(Layout.genesisMarker(namespace, genesisId), 0),
                 zk.opCheck(electionNode, 0),
                 zk.opSetData(scopePath, Records.scope(armedScope), token.version()),
                 zk.opCreate(Layout.armed(scopePath), Records.armed(armed, secret), CreateMode.PERSISTENT, protocol.acl(Layout.Kind.ARMED)),
-                zk.opCreate(Layout.outcome(scopePath), new byte[0], CreateMode.PERSISTENT, protocol.acl(Layout.Kind.OUTCOME)));
+                zk.opCreate(Layout.outcome(scopePath), new byte[0], CreateMode.PERSISTENT, protocol.acl(Layout.Kind.OUTCOME))));
+        int protocolOps = ops.size();
+        if (protocol.indexed()) {
+            ops.add(BacklogIndex.create(protocol, indexEntry(BacklogIndex.Kind.ARMED, scopePath)));
+        }
         ZooKeeperOps.MultiReply reply = zk.multiOnce(ops, replyBound);
-        Arming result = arming(reply.rc(), reply.results());
         boolean interrupted = reply.interrupted();
+        int failed = ScopeProtocol.failedOp(reply.results());
+        if (failed >= protocolOps) {
+            // Only the index entry failed, with a definite answer: nothing was applied. Arm without it (the
+            // checks above are sent again, so this is the same arming, decided now); the walk repairs the index.
+            protocol.indexOpFailed(ops.get(failed), KeeperException.Code.get(
+                    ((OpResult.ErrorResult) reply.results().get(failed)).getErr()));
+            reply = zk.multiOnce(ops.subList(0, protocolOps), replyBound);
+            interrupted |= reply.interrupted();
+        }
+        Arming result = arming(reply.rc(), reply.results());
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
@@ -362,6 +375,13 @@ final class ExecutorWrites {
             protocol.zxids.accept(result.zxid());
         }
         return new Arming(result.armedVersion(), result.zxid(), result.refusal(), result.code(), interrupted);
+    }
+
+    /** The backlog index entry of {@code kind} for the scope at {@code scopePath}. */
+    private String indexEntry(BacklogIndex.Kind kind, String scopePath) {
+        String keyPath = Layout.keyOfScope(scopePath);
+        return BacklogIndex.entry(namespace, kind, keyPath.substring(keyPath.lastIndexOf('/') + 1),
+                Layout.scopeNumber(scopePath.substring(scopePath.lastIndexOf('/') + 1)));
     }
 
     private static Arming arming(int rc, List<OpResult> results) {
@@ -429,6 +449,7 @@ final class ExecutorWrites {
         String outcomePath = Layout.outcome(scopePath);
         boolean openNext = outcome.outcome() == Outcome.NOT_SENT;
         String bindTo = electionNode;
+        boolean index = protocol.indexed();
         while (true) {
             List<Op> ops = new ArrayList<>();
             if (bindTo != null) {
@@ -440,11 +461,25 @@ final class ExecutorWrites {
                 byte[] next = Records.scope(new Records.Scope("not_sent:" + scope, clock.instant(), null, false, false));
                 ops.add(zk.opCreate(Layout.scope(keyPath, scope + 1), next, CreateMode.PERSISTENT, protocol.acl(Layout.Kind.SCOPE)));
             }
+            int protocolOps = ops.size();
+            if (index) {
+                // Last, so that a protocol op's failure is the one reported: out of "armed", and into
+                // "unknown" when that is what the records now say.
+                ops.add(BacklogIndex.delete(protocol, indexEntry(BacklogIndex.Kind.ARMED, scopePath)));
+                if (outcome.outcome() == Outcome.SEND_STATUS_UNKNOWN) {
+                    ops.add(BacklogIndex.create(protocol, indexEntry(BacklogIndex.Kind.UNKNOWN, scopePath)));
+                }
+            }
             try {
                 protocol.saw(ScopeProtocol.results(zk.multi(ops)));
                 return OutcomeWrite.RECORDED;
             } catch (KeeperException e) {
                 int failed = ScopeProtocol.failedOp(e);
+                if (failed >= protocolOps) {
+                    protocol.indexOpFailed(ops.get(failed), ScopeProtocol.failedCode(e));
+                    index = false; // the index misses this change; the walk repairs it
+                    continue;
+                }
                 if (bindTo != null && failed == 0) {
                     if (!armedByUs(scopePath, secret)) {
                         return OutcomeWrite.ARMED_RECORD_GONE;
@@ -501,11 +536,21 @@ final class ExecutorWrites {
     Opening openAuthorizedScope(String keyPath, ScopeView consumed, AuthorizationView authorization) throws Exception {
         int n = consumed.scope();
         byte[] data = Records.scope(new Records.Scope(Layout.AFTER_PREFIX + n, clock.instant(), null, false, false));
+        List<Op> index = new ArrayList<>();
+        if (protocol.indexed()) {
+            // Rare (a redelivery): one read of which of scope n's entries exist, so the removals cannot fail.
+            String key = keyPath.substring(keyPath.lastIndexOf('/') + 1);
+            for (String entry : BacklogIndex.present(zk, List.of(BacklogIndex.entry(namespace, BacklogIndex.Kind.AUTHORIZED, key, n),
+                    BacklogIndex.entry(namespace, BacklogIndex.Kind.UNKNOWN, key, n),
+                    BacklogIndex.entry(namespace, BacklogIndex.Kind.ARMED, key, n)))) {
+                index.add(BacklogIndex.delete(protocol, entry));
+            }
+        }
         try {
-            protocol.saw(ScopeProtocol.results(zk.multi(List.of(
+            protocol.saw(ScopeProtocol.results(protocol.multiWithIndex(List.of(
                     zk.opCheck(authorization.path(), authorization.version()),
                     zk.opSetData(consumed.path(), Records.scope(consumed.data()), consumed.version()),
-                    zk.opCreate(Layout.scope(keyPath, n + 1), data, CreateMode.PERSISTENT, protocol.acl(Layout.Kind.SCOPE))))));
+                    zk.opCreate(Layout.scope(keyPath, n + 1), data, CreateMode.PERSISTENT, protocol.acl(Layout.Kind.SCOPE))), index)));
             return Opening.OPENED;
         } catch (KeeperException e) {
             if (ScopeProtocol.failedOp(e) == 2 && e instanceof KeeperException.NodeExistsException) {

@@ -19,6 +19,8 @@ import org.apache.curator.utils.PathUtils;
  *                                 (version 0 → 1) by the executor, or by an operator's reconciliation
  * KEY/N/armed-ATTEMPT, KEY/N/outcome  the same records before schema 4 (still read)
  * KEY/authorizations/reconciled-N operator reconciliation of scope N (unknown → sent_verified)
+ * NS/backlog/KIND/H/ENTRY         the backlog index: a hint for operators, never read by a decision
+ *                                 ({@link BacklogIndex})
  * NS/keys/doctor-SEQ              oncegate doctor's ephemeral probe (the server's clock, the create
  *                                 permission); gone with its session, and not a bucket
  * </pre>
@@ -150,7 +152,15 @@ final class Layout {
     }
 
     /** What kind of oncegate znode {@code path} is in namespace {@code ns}: the basis of its ACL. */
-    enum Kind { ABOVE, NAMESPACE, GENESIS, KEYS, KEY, AUTHORIZATIONS, AUTHORIZATION, SCOPE, LATCH, ELECTION_NODE, RECORD, ARMED, OUTCOME }
+    enum Kind {
+        ABOVE, NAMESPACE, GENESIS, KEYS, KEY, AUTHORIZATIONS, AUTHORIZATION, SCOPE, LATCH, ELECTION_NODE, RECORD, ARMED, OUTCOME,
+        /** {@code NS/backlog} and its kind parents ({@link BacklogIndex}). */
+        INDEX,
+        /** {@code NS/backlog/KIND/H}: where entries are created and removed. */
+        INDEX_BUCKET,
+        /** {@code NS/backlog/KIND/H/ENTRY}: a hint, empty, never rewritten. */
+        INDEX_ENTRY
+    }
 
     static Kind kind(String ns, String path) {
         if (!path.equals(ns) && !path.startsWith(ns + "/")) {
@@ -162,6 +172,9 @@ final class Layout {
         String[] p = path.substring(ns.length() + 1).split("/");
         if (p[0].equals(GENESIS)) {
             return Kind.GENESIS;
+        }
+        if (p[0].equals(BacklogIndex.ROOT)) {
+            return p.length <= 2 ? Kind.INDEX : p.length == 3 ? Kind.INDEX_BUCKET : p.length == 4 ? Kind.INDEX_ENTRY : Kind.RECORD;
         }
         if (!p[0].equals(KEYS)) {
             return Kind.RECORD; // nothing else belongs here: the most restrictive kind

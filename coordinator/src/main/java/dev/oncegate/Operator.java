@@ -58,6 +58,43 @@ public interface Operator {
     ListReport list(ListQuery query, Consumer<KeySummary> each) throws InterruptedException;
 
     /**
+     * The backlog from the namespace's <em>backlog index</em>, at a cost that follows the backlog, not the
+     * number of keys: keys armed without an outcome, keys {@code send_status_unknown}, keys with an unused
+     * redelivery authorization, keys a reader found unreadable. The index only nominates keys: each is
+     * read and decoded like {@link #inspect} reads it, and handed to {@code each} only when its own records
+     * put it in the backlog and it matches {@code query}, in key order (unreadable keys match every query,
+     * as in {@link #list}). An entry its records contradict (stale, or forged with the worker credential)
+     * shows nothing; it is counted in {@link BacklogReport#stale()}.
+     *
+     * <p><b>A hint, not the authority.</b> Writers maintain the index inside the protocol's own multis,
+     * but the worker credential can add or remove entries, and some records are made outside them (a
+     * zkCli authorization, an older release's writes, a record damaged by hand): what the index lacks,
+     * this misses. {@link #checkIndex} (the exporter's walk) finds and repairs that; {@link #list} walks
+     * every key. No decision of a worker or an operator ever reads the index.
+     *
+     * @param query which backlog keys: {@code state} null (all of them), {@code ARMED} or
+     *              {@code SEND_STATUS_UNKNOWN} (armed keys included)
+     * @return what was read; {@link BacklogReport#indexed()} false, and nothing handed on, when the
+     *         namespace has no index (initialised by an older release: {@code oncegate init} adds it)
+     * @throws IllegalArgumentException when {@code query} asks for another state
+     * @throws OncegateException        when ZooKeeper cannot be read or the namespace has no genesis
+     */
+    BacklogReport backlog(ListQuery query, Consumer<KeySummary> each) throws InterruptedException;
+
+    /**
+     * Walks every key as {@link #list} does (handing {@code each} the summary of every one), and holds
+     * the backlog index against the records: entries the records call for that the index lacks
+     * ({@link IndexCheck#missing()}: a hidden entry, a zkCli authorization, an older writer), and entries
+     * they contradict ({@link IndexCheck#stale()}). With {@code repair}, creates and removes those entries
+     * where this identity may (the operator's and admin's may; a read-only identity reports only); an
+     * unreadable key's entry is made whatever {@code repair} says (readers enter those). The
+     * authoritative count of the keyspace: its cost grows with the number of keys.
+     *
+     * @throws OncegateException when ZooKeeper cannot be read or the namespace has no genesis
+     */
+    IndexCheck checkIndex(boolean repair, Consumer<KeySummary> each) throws InterruptedException;
+
+    /**
      * Writes an operator's authorization to redeliver the key once more after its consumed scope
      * {@code after}: the record {@code KEY/authorizations/after-<after>}, the same record as the zkCli
      * recipe {@code create KEY/authorizations/after-<n> '{"by":…,"reason":…}'}. It opens scope
@@ -209,6 +246,32 @@ public interface Operator {
      * @param unreadable keys with an unreadable record
      */
     record ListReport(int scanned, int listed, int unreadable) {
+    }
+
+    /**
+     * What {@link #backlog} read.
+     *
+     * @param indexed    whether the namespace has a backlog index (false: nothing was read)
+     * @param entries    index entries of the kinds asked about
+     * @param read       keys they nominated, each read and decoded
+     * @param listed     keys handed on
+     * @param stale      keys nominated whose records put them out of the backlog (stale or forged entries)
+     * @param unreadable keys handed on with an unreadable record
+     */
+    record BacklogReport(boolean indexed, int entries, int read, int listed, int stale, int unreadable) {
+    }
+
+    /**
+     * What {@link #checkIndex} found.
+     *
+     * @param walk     the walk, as {@link #list} reports it
+     * @param indexed  whether the namespace has a backlog index
+     * @param missing  entries the records call for that the index lacked (and, still, after a second read)
+     * @param stale    entries the records contradict, or of keys that no longer exist
+     * @param repaired entries created or removed by this walk
+     * @param refused  why repairs stopped (this identity may not change the index), or null
+     */
+    record IndexCheck(ListReport walk, boolean indexed, int missing, int stale, int repaired, String refused) {
     }
 
     /**

@@ -9,6 +9,7 @@ import java.util.Optional;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
 
@@ -75,11 +76,74 @@ final class OperatorWrites {
         return new GenesisResult(genesis, true);
     }
 
-    /** The genesis id marker and {@code NS/keys}, created when missing (namespaces from older pre-releases lack them). */
+    /**
+     * The genesis id marker, {@code NS/keys} and the backlog index, created when missing (namespaces from
+     * older releases lack them).
+     */
     private void completeNamespace(Genesis genesis) throws Exception {
         Acls own = Acls.of(genesis.roles());
         createIfAbsent(Layout.genesisMarker(namespace, genesis.id()), own.forKind(Layout.Kind.GENESIS));
         createIfAbsent(Layout.keys(namespace), own.forKind(Layout.Kind.KEYS));
+        createIndex(own);
+    }
+
+    /**
+     * {@code multi(create NS/backlog, create NS/backlog/KIND…, create NS/backlog/KIND/H…)}: the backlog index's
+     * parents in one transaction, so that its root exists only with every bucket ({@link BacklogIndex}); nothing
+     * when the root exists. On a namespace that already holds keys, entries for what happened before appear as
+     * the exporter's walk meets them ({@link DefaultOperator#checkIndex}).
+     *
+     * @return whether this call created it
+     */
+    boolean createIndex(Acls own) throws Exception {
+        if (zk.exists(BacklogIndex.root(namespace), null) != null) {
+            protocol.indexSeen(true);
+            return false;
+        }
+        List<Op> ops = new ArrayList<>();
+        for (String path : BacklogIndex.skeleton(namespace)) {
+            ops.add(zk.opCreate(path, new byte[0], CreateMode.PERSISTENT, own.forPath(namespace, path)));
+        }
+        try {
+            zk.multi(ops);
+            protocol.indexSeen(true);
+            return true;
+        } catch (KeeperException.NodeExistsException raced) {
+            protocol.indexSeen(true);
+            return false; // another init made it
+        }
+    }
+
+    /**
+     * {@code exists NS/backlog}: whether this namespace has a backlog index now (told to the protocol, so
+     * that the operator's next writes carry entry ops or not). An identity that may not read it sees none.
+     */
+    boolean indexExists() throws Exception {
+        boolean present;
+        try {
+            present = zk.exists(BacklogIndex.root(namespace), null) != null;
+        } catch (KeeperException.NoAuthException e) {
+            present = false;
+        }
+        protocol.indexSeen(present);
+        return present;
+    }
+
+    /** The removals of those of {@code entries} that exist now, when the namespace has an index. */
+    private List<Op> removals(List<String> entries) throws Exception {
+        if (!indexExists()) {
+            return List.of();
+        }
+        List<Op> ops = new ArrayList<>();
+        for (String entry : BacklogIndex.present(zk, entries)) {
+            ops.add(BacklogIndex.delete(protocol, entry));
+        }
+        return ops;
+    }
+
+    /** The key (its 64 hex characters) of a key path. */
+    private static String keyName(String keyPath) {
+        return keyPath.substring(keyPath.lastIndexOf('/') + 1);
     }
 
     private void createIfAbsent(String path, List<ACL> acl) throws Exception {
@@ -137,10 +201,11 @@ final class OperatorWrites {
     Authorizing authorize(String keyPath, int n, Records.Authorization authorization) throws Exception {
         String path = Layout.authorization(keyPath, n);
         try {
-            Stat stat = new Stat();
-            zk.create(path, Records.authorization(authorization), CreateMode.PERSISTENT, protocol.acl(Layout.Kind.AUTHORIZATION), stat,
-                    false);
-            protocol.saw(stat);
+            List<Op> index = indexExists() ? List.of(BacklogIndex.create(protocol,
+                    BacklogIndex.entry(namespace, BacklogIndex.Kind.AUTHORIZED, keyName(keyPath), n))) : List.of();
+            List<OpResult> results = protocol.multiWithIndex(List.of(zk.opCreate(path, Records.authorization(authorization),
+                    CreateMode.PERSISTENT, protocol.acl(Layout.Kind.AUTHORIZATION))), index);
+            protocol.saw(ScopeProtocol.statOf(results.get(0)));
             return new Authorizing(path, true, null);
         } catch (KeeperException.NodeExistsException e) {
             AuthorizationView existing = protocol.reads().readAuthorization(keyPath, n);
@@ -179,12 +244,16 @@ final class OperatorWrites {
         } else {
             outcomeOp = zk.opCreate(outcomePath, Records.reconciledMarker(scope.scope()), CreateMode.PERSISTENT, protocol.acl(Layout.Kind.RECORD));
         }
+        String key = keyName(Layout.keyOfScope(scope.path()));
+        List<Op> index = removals(List.of(BacklogIndex.entry(namespace, BacklogIndex.Kind.ARMED, key, scope.scope()),
+                BacklogIndex.entry(namespace, BacklogIndex.Kind.UNKNOWN, key, scope.scope())));
         try {
-            protocol.saw(ScopeProtocol.results(zk.multi(List.of(
+            protocol.saw(ScopeProtocol.results(protocol.multiWithIndex(List.of(
                     zk.opCheck(scope.path(), scope.version()),
                     outcomeOp,
                     zk.opCreate(Layout.reconciliation(Layout.keyOfScope(scope.path()), scope.scope()),
-                            Records.reconciliation(reconciliation), CreateMode.PERSISTENT, protocol.acl(Layout.Kind.RECORD))))));
+                            Records.reconciliation(reconciliation), CreateMode.PERSISTENT, protocol.acl(Layout.Kind.RECORD))),
+                    index)));
             return true;
         } catch (KeeperException.BadVersionException | KeeperException.NoNodeException | KeeperException.NodeExistsException e) {
             return false;
@@ -207,8 +276,11 @@ final class OperatorWrites {
         for (String p : paths) {
             ops.add(zk.opDelete(p, -1));
         }
+        String keyPath = Layout.keyOfScope(latestScope);
+        List<Op> index = removals(BacklogIndex.allOf(namespace, keyName(keyPath),
+                Layout.scopeNumber(latestScope.substring(latestScope.lastIndexOf('/') + 1))));
         try {
-            zk.multi(ops);
+            protocol.multiWithIndex(ops, index);
             return true;
         } catch (KeeperException.BadVersionException | KeeperException.NoNodeException | KeeperException.NotEmptyException e) {
             return false;

@@ -1,6 +1,7 @@
 package dev.oncegate;
 
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
@@ -10,6 +11,7 @@ import java.util.function.Supplier;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
@@ -77,6 +79,11 @@ final class ScopeProtocol {
     private final ScopeReads reads;
     private final ExecutorWrites executor;
     private final OperatorWrites operator;
+    /**
+     * Whether the namespace has a backlog index, as last seen ({@link BacklogIndex}): it decides only whether
+     * writes carry entry ops, never anything a reader concludes.
+     */
+    private volatile boolean indexed;
 
     private record DecodedGenesis(byte[] data, Genesis genesis) {
     }
@@ -134,6 +141,47 @@ final class ScopeProtocol {
 
     String namespace() {
         return namespace;
+    }
+
+    /** Whether the namespace had a backlog index when last seen (a read of a key, an operator's check). */
+    boolean indexed() {
+        return indexed;
+    }
+
+    /** A read saw whether the backlog index exists. */
+    void indexSeen(boolean present) {
+        indexed = present;
+    }
+
+    /**
+     * {@code multi(ops…, index…)}: a protocol write with the backlog index's entry ops last. When one of
+     * those fails (its bucket is gone, an entry was forged beforehand or removed meanwhile), {@code
+     * multi(ops…)} alone is sent next: the index never fails or changes a protocol write, it only misses an
+     * entry ({@link BacklogIndex}). A failure of one of {@code ops} is thrown as before, results and all.
+     */
+    List<OpResult> multiWithIndex(List<Op> ops, List<Op> index) throws Exception {
+        if (index.isEmpty()) {
+            return zk.multi(ops);
+        }
+        List<Op> all = new ArrayList<>(ops);
+        all.addAll(index);
+        try {
+            return zk.multi(all);
+        } catch (KeeperException e) {
+            int failed = failedOp(e);
+            if (failed < ops.size()) {
+                throw e;
+            }
+            indexOpFailed(all.get(failed), failedCode(e));
+            return zk.multi(ops);
+        }
+    }
+
+    /** An entry op failed in a multi: a create without its bucket means the index is gone (an admin removed it). */
+    void indexOpFailed(Op op, KeeperException.Code code) {
+        if (op.getType() == org.apache.zookeeper.ZooDefs.OpCode.create && code == KeeperException.Code.NONODE) {
+            indexed = false;
+        }
     }
 
     void saw(Stat stat) {

@@ -100,7 +100,8 @@ final class ScopeReads {
      * Everything a contender needs to decide about a key, in one round trip where possible: a
      * read-only {@code multi} of the genesis, both bucket levels, the key record (whose child
      * count gives the latest scope: {@code authorizations} and scopes {@code 0…n}) and scope 0
-     * as {@link #readScopeOnce} reads it. A key whose latest scope is not 0 costs a second round
+     * as {@link #readScopeOnce} reads it, and (last, a hint for this gate's writes only) whether the
+     * namespace has a backlog index ({@link BacklogIndex}). A key whose latest scope is not 0 costs a second round
      * trip for that scope; its chain of custody is the caller's to check ({@link #verifyChain}).
      */
     KeyRead readKey(EffectKey key) throws Exception {
@@ -110,7 +111,10 @@ final class ScopeReads {
         List<Op> ops = new ArrayList<>(List.of(getDataOp(genesisPath), getDataOp(ZKPaths.getPathAndNode(bucket2).getPath()),
                 getDataOp(bucket2), getDataOp(keyPath)));
         ops.addAll(scopeOps(keyPath, 0));
+        ops.add(getDataOp(BacklogIndex.root(namespace))); // last: a hint for this gate's writes, never for a decision
         List<OpResult> r = multiRead(ops);
+        protocol.indexSeen(r.get(r.size() - 1) instanceof OpResult.GetDataResult);
+        r = r.subList(0, r.size() - 1);
         OpResult.GetDataResult genesisResult = dataOrNull(r.get(0), genesisPath);
         Optional<Genesis> genesis = Optional.empty();
         if (genesisResult != null) {

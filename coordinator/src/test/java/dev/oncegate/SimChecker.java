@@ -339,7 +339,42 @@ final class SimChecker {
                             + before + " and now reads " + scope.state());
                 }
             }
+            indexAgrees(key, history);
             world.count("invariant: records checked");
         }
+    }
+
+    /**
+     * Without a rogue, the backlog index holds every entry the records call for, at once: the protocol's
+     * own multis maintain it atomically with the records (an armed scope without outcome has its
+     * {@code armed} entry, an unknown one its {@code unknown} entry, an unused authorization its
+     * {@code authorized} entry), under any faults. (Stale entries may stay after rare races; every reader
+     * confirms an entry by the records, so they show nothing.) Read from the server directly: the checker
+     * never writes.
+     */
+    private void indexAgrees(EffectKey key, KeyHistory history) {
+        if (world.config.rogue() || !history.readable() || history.scopes().isEmpty()) {
+            return;
+        }
+        int latest = history.scopes().size() - 1;
+        List<String> due = new ArrayList<>();
+        if (history.state() == ScopeState.ARMED) {
+            due.add(BacklogIndex.entry(SimWorld.NS, BacklogIndex.Kind.ARMED, key.key(), latest));
+        } else if (history.state() == ScopeState.SEND_STATUS_UNKNOWN) {
+            due.add(BacklogIndex.entry(SimWorld.NS, BacklogIndex.Kind.UNKNOWN, key.key(), latest));
+        }
+        for (KeyHistory.Authorization a : history.authorizations()) {
+            if (a.status() == KeyHistory.AuthorizationStatus.UNUSED) {
+                due.add(BacklogIndex.entry(SimWorld.NS, BacklogIndex.Kind.AUTHORIZED, key.key(), a.after()));
+            }
+        }
+        for (String entry : due) {
+            if (world.server.stat(entry) == null) {
+                violation("key " + key.key().substring(0, 8) + " reads " + history.state().wireName() + " in scope " + latest
+                        + " but the backlog index lacks " + entry.replaceAll("[0-9a-f]{64}", "KEY")
+                        + " in a world without a rogue (the index is kept in the protocol's own multis)");
+            }
+        }
+        world.count("invariant: backlog index checked");
     }
 }

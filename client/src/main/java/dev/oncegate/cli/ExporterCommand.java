@@ -20,8 +20,12 @@ import picocli.CommandLine.Option;
 @Command(name = "exporter", mixinStandardHelpOptions = true,
         description = "Serve the namespace's durable backlog on /metrics for Prometheus: keys by state, the oldest scope"
                 + " armed without an outcome, unused redelivery authorizations, unreadable records, and when the last"
-                + " complete scan ended. Scans ZooKeeper bucket by bucket every --interval; a failed scan (ZooKeeper down,"
-                + " no permission) is logged and keeps the last values, whose timestamp goes stale.",
+                + " complete scan ended. Every --interval it scans the backlog index (each key it names confirmed by its"
+                + " records: the cost follows the backlog, not the number of keys); every --walk-interval it walks every"
+                + " key, bucket by bucket, for the authoritative counts of the whole keyspace (oncegate_exporter_walk_*)"
+                + " and to check (and, where its identity may, repair) the index. A namespace without an index (from an"
+                + " older release; `oncegate init` adds it) is walked every --interval instead. A failed scan or walk"
+                + " (ZooKeeper down, no permission) is logged and keeps the last values, whose timestamp goes stale.",
         footer = {"", "Metrics: deploy/exporter-metrics.txt (README, Metrics). Prints {\"exporter\":\"started\",\"metrics\":URL,…}"
                 + " on stdout once listening; runs until SIGTERM/SIGINT.",
                 "Exit codes: 0 stopped by a signal; 2 bad input, or --listen cannot be listened on."})
@@ -36,8 +40,14 @@ final class ExporterCommand extends NamespaceCommand {
 
     @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.class,
             description = "Time from the end of one scan to the start of the next (default: ${DEFAULT-VALUE}). A scan"
-                    + " reads every record of every key, one after another.")
+                    + " reads the backlog index and the records of the keys it names.")
     Duration interval;
+
+    @Option(names = "--walk-interval", paramLabel = "DURATION", defaultValue = "1h", converter = Durations.class,
+            description = "Time from the end of one walk of every key to the start of the next (default:"
+                    + " ${DEFAULT-VALUE}). A walk reads every record of every key, one after another (its keys per"
+                    + " second are served); it is the authoritative count.")
+    Duration walkInterval;
 
     @Override
     public Integer call() throws InterruptedException {
@@ -47,10 +57,13 @@ final class ExporterCommand extends NamespaceCommand {
         if (interval.isZero()) {
             throw usage("--interval: must be more than zero");
         }
+        if (walkInterval.isZero()) {
+            throw usage("--walk-interval: must be more than zero");
+        }
         ZooKeeperConnection zk = zookeeper.open(settings);
         BacklogExporter exporter;
         try {
-            exporter = new BacklogExporter(zk, zk.operator(), interval, Clock.systemUTC());
+            exporter = new BacklogExporter(zk, zk.operator(), interval, walkInterval, Clock.systemUTC());
         } catch (RuntimeException e) {
             zk.close();
             throw e;
@@ -63,6 +76,7 @@ final class ExporterCommand extends NamespaceCommand {
         out.put("namespace", namespace);
         out.put("connect", settings.connect());
         out.put("interval", Durations.format(interval));
+        out.put("walk_interval", Durations.format(walkInterval));
         System.out.println(Json.line(out));
         System.out.flush();
         exporter.awaitClosed();
