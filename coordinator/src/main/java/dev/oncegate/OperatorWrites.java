@@ -25,6 +25,8 @@ import org.apache.zookeeper.data.Stat;
  */
 final class OperatorWrites {
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(OperatorWrites.class);
+
     private final ScopeProtocol protocol;
     private final ZooKeeperOps zk;
     private final String namespace;
@@ -111,6 +113,11 @@ final class OperatorWrites {
         } catch (KeeperException.NodeExistsException raced) {
             protocol.indexSeen(true);
             return false; // another init made it
+        } catch (KeeperException.NoAuthException denied) {
+            // Never a reason to fail: the namespace works without it, as before the index.
+            LOG.warn("oncegate namespace {} has no backlog index and this identity may not create it: run `oncegate init`"
+                    + " as the admin to add it (until then list and the exporter walk every key)", namespace);
+            return false;
         }
     }
 
