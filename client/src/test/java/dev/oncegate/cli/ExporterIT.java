@@ -44,6 +44,7 @@ class ExporterIT extends CliFixture {
 
     static final String KEYS = "oncegate_exporter_keys";
     static final String LAST_SCAN = "oncegate_exporter_last_scan_success_timestamp_seconds";
+    static final String LAST_WALK = "oncegate_exporter_walk_last_success_timestamp_seconds";
 
     String namespace;
     final RecordingProvider provider = new RecordingProvider();
@@ -102,9 +103,14 @@ class ExporterIT extends CliFixture {
         return PrometheusText.parse(response.body());
     }
 
-    /** Scrapes once a scan has completed after {@code after} (epoch seconds). */
+    /**
+     * Scrapes once a scan has completed after {@code after} (epoch seconds), and after the first walk of
+     * every key: the walk gives the states the index does not hold, and enters the unreadable keys it
+     * meets for the scans that follow it.
+     */
     static PrometheusText scrapeAfterScan(String url, double after) {
-        return await().atMost(Timing.APPEAR).ignoreExceptions().until(() -> scrape(url), s -> s.value(LAST_SCAN) > after);
+        return await().atMost(Timing.APPEAR).ignoreExceptions().until(() -> scrape(url), s -> s.value(LAST_SCAN) > after
+                && s.value(LAST_WALK) > 0 && s.value(LAST_SCAN) >= s.value(LAST_WALK));
     }
 
     @Test
@@ -150,6 +156,13 @@ class ExporterIT extends CliFixture {
                 .isCloseTo(now - armedAt.toEpochMilli() / 1000.0, within(5 * Timing.SCALE));
         assertThat(s.value(LAST_SCAN)).isBetween(before, now);
         assertThat(s.value("oncegate_exporter_scan_duration_seconds")).isPositive().isLessThan(now - before);
+        assertThat(s.value("oncegate_exporter_backlog_indexed")).as("the scan read the backlog index").isEqualTo(1);
+        for (ScopeState state : ScopeState.values()) {
+            assertThat(s.value("oncegate_exporter_walk_keys", "state", state.wireName())).as("walk " + state.wireName())
+                    .isEqualTo(s.value(KEYS, "state", state.wireName()));
+        }
+        assertThat(s.value("oncegate_exporter_walk_keys_per_second")).isPositive();
+        assertThat(s.value("oncegate_exporter_index_missing")).as("the protocol's multis kept the index").isZero();
         assertThat(s.samples()).as("one namespace, in the gate's tag").allSatisfy(x ->
                 assertThat(x.labels()).containsEntry("zk_namespace", namespace));
         assertThat(s.names()).allMatch(n -> n.startsWith("oncegate_exporter_"));

@@ -77,7 +77,8 @@ final class CliWorkload {
                     "--listen", "127.0.0.1:0", "--interval", "200ms");
             String url = await().atMost(PROCESS).until(() -> metricsUrl(dir, exporter), u -> u != null);
             String scrape = await().atMost(PROCESS).ignoreExceptions().until(() -> get(url),
-                    body -> !body.contains("last_scan_success_timestamp_seconds{zk_namespace=\"" + NAMESPACE + "\"} 0.0"));
+                    body -> !body.contains("last_scan_success_timestamp_seconds{zk_namespace=\"" + NAMESPACE + "\"} 0.0")
+                            && !body.contains("walk_last_success_timestamp_seconds{zk_namespace=\"" + NAMESPACE + "\"} 0.0"));
             exporter.destroy();
             if (!exporter.waitFor(PROCESS.toMillis(), TimeUnit.MILLISECONDS) || exporter.exitValue() != 0) {
                 throw new IllegalStateException("oncegate exporter did not stop cleanly on SIGTERM: " + stderr(dir, "exporter"));

@@ -21,6 +21,7 @@ import java.util.Properties;
  * floor, naive, oncegate, oncegate_shared: A B C D A B C D …), so that a machine's changing load
  * falls on every arm alike; last, the memory phase. Everything runs against one real server in this process.
  * With {@code --startup DIR}, first the startup phase ({@link StartupPhase}); with {@code --startup-only}, only it.
+ * With {@code --backlog}, then the backlog phase ({@link BacklogPhase}); with {@code --backlog-only}, only it.
  *
  * <p>Not thread-safe: a run belongs to the thread that calls {@link #run}.
  *
@@ -45,11 +46,16 @@ record Bench(Options options, LogTally logs, PrintStream err) {
                     + server.connectString() + ", data in " + server.dataDir() + ", fsync on; " + fleet.size() + " sessions");
             Report.Startup startup = options.startup() == null ? null
                     : new StartupPhase(options.startup(), server.connectString(), options.startupRuns(), stage.progress()).measure();
-            if (options.startupOnly()) {
+            Report.Backlog backlog = options.backlogKeys() == 0 ? null
+                    : new BacklogPhase(server, fleet, stage.runner(), stage.progress()).measure(options.backlogSmall(),
+                            options.backlogKeys());
+            if (options.startupOnly() || options.backlogOnly()) {
                 Ratios ratios = Ratios.of(List.of(), List.of(), null, startup);
+                ratios.backlog(backlog);
                 return new Report(1, "oncegate-bench", started.toString(), (System.nanoTime() - t0) / 1e9, options.seed(),
                         options.quick(), environment(server, loadAtStart), settings(), List.of(), List.of(), 0, true,
-                        ratios.values(), ratios.notes(), null, "--startup-only", startup);
+                        ratios.values(), ratios.notes(), null, options.startupOnly() ? "--startup-only" : "--backlog-only",
+                        startup, backlog);
             }
             Map<Arm, List<String>> consumed = consumeBeforehand(stage);
             if (!options.warmup().isZero()) {
@@ -77,9 +83,10 @@ record Bench(Options options, LogTally logs, PrintStream err) {
                     + memory.stream().mapToLong(Report.MemoryResult::duplicates).sum();
             List<Report.WorkloadResult> workloads = workloadResults(trials);
             Ratios ratios = Ratios.of(workloads, memory, sidecar, startup);
+            ratios.backlog(backlog);
             return new Report(1, "oncegate-bench", started.toString(), (System.nanoTime() - t0) / 1e9, options.seed(),
                     options.quick(), environment(server, loadAtStart), settings(), workloads, List.copyOf(memory),
-                    duplicates, duplicates == 0, ratios.values(), ratios.notes(), sidecar, skipped, startup);
+                    duplicates, duplicates == 0, ratios.values(), ratios.notes(), sidecar, skipped, startup, backlog);
         }
     }
 

@@ -75,6 +75,16 @@ final class MarkdownTable {
                         c.ms().min(), c.ms().max(), c.vsFloor()));
             }
         }
+        if (report.backlog() != null) {
+            md.append(String.format(Locale.ROOT, "%n| backlog (%d backlog keys, %d repeats) | walk keys/s | backlog query ms"
+                    + " (requests) | exporter scan ms (requests) |%n|---|---|---|---|%n", report.backlog().backlogKeys(),
+                    report.backlog().repeats()));
+            for (Report.BacklogSize b : report.backlog().sizes()) {
+                md.append(String.format(Locale.ROOT, "| %,d consumed keys | %,.0f | %.1f (%.0f) | %.1f (%.0f) |%n",
+                        b.consumedKeys(), b.walkKeysPerSecond(), b.queryMs().median(), b.queryRequests().median(),
+                        b.scanMs().median(), b.scanRequests().median()));
+            }
+        }
         md.append("\n| ratio | value |\n|---|---|\n");
         report.ratios().forEach((name, value) -> md.append("| ").append(name).append(" | ")
                 .append(value == null ? "—" : String.format(Locale.ROOT, "%.3f", value)).append(" |\n"));

@@ -26,10 +26,12 @@ import java.util.concurrent.ThreadLocalRandom;
  * @param startup      the unpacked distribution whose start the startup phase measures, or null for no such phase
  * @param startupRuns  runs of each command in the startup phase
  * @param startupOnly  the startup phase alone: no trials, no memory phase
+ * @param backlogKeys  the large size of the backlog phase (0: no backlog phase); the small one is {@link #backlogSmall}
+ * @param backlogOnly  the backlog phase alone
  */
 record Options(boolean quick, Path out, long seed, int trials, Duration trial, Duration warmup, int consumedKeys,
                long memoryKeys, boolean help, Path sidecarJar, Path python, Path pythonClient, int sidecarHandles,
-               int runEffects, Path startup, int startupRuns, boolean startupOnly) {
+               int runEffects, Path startup, int startupRuns, boolean startupOnly, int backlogKeys, boolean backlogOnly) {
 
     static final String USAGE = """
             Usage: java -jar oncegate-bench.jar [--quick] [--out FILE] [--seed N] [--trials N]
@@ -51,6 +53,10 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
                                  inspect, run -- true) against a bare `java -cp` hello-world
               --startup-runs N   runs of each command in the startup phase (default 10; --quick 3)
               --startup-only     the startup phase alone (with the server it talks to)
+              --backlog          also the backlog phase: the backlog query and one exporter scan at 1,000 and at
+                                 100,000 consumed keys, the same small backlog in each (--quick: 100 and 2,000)
+              --backlog-keys N   the backlog phase's large size (default 100000; --quick 2000)
+              --backlog-only     the backlog phase alone
             Exit status: 0 when no arm executed an effect twice, 1 when one did or the run failed, 2 for bad options.""";
 
     Options {
@@ -72,6 +78,17 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
         if (startupOnly && startup == null) {
             throw new IllegalArgumentException("--startup-only: needs --startup DIR");
         }
+        if (backlogKeys < 0 || backlogKeys > 0 && backlogKeys <= backlogSmall()) {
+            throw new IllegalArgumentException("--backlog-keys: more than the small size " + backlogSmall() + ", got " + backlogKeys);
+        }
+        if (startupOnly && backlogOnly) {
+            throw new IllegalArgumentException("--startup-only and --backlog-only: one phase alone at a time");
+        }
+    }
+
+    /** The backlog phase's small size. */
+    int backlogSmall() {
+        return quick ? 100 : 1000;
     }
 
     /** The log file beside the report: {@code report.json} → {@code report.log}. */
@@ -102,6 +119,9 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
         String startup = null;
         Integer startupRuns = null;
         boolean startupOnly = false;
+        boolean backlog = false;
+        Integer backlogKeys = null;
+        boolean backlogOnly = false;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             switch (arg) {
@@ -120,6 +140,15 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
                 case "--startup" -> startup = value(args, ++i, arg);
                 case "--startup-runs" -> startupRuns = Math.toIntExact(number(value(args, ++i, arg), arg));
                 case "--startup-only" -> startupOnly = true;
+                case "--backlog" -> backlog = true;
+                case "--backlog-keys" -> {
+                    backlog = true;
+                    backlogKeys = Math.toIntExact(number(value(args, ++i, arg), arg));
+                }
+                case "--backlog-only" -> {
+                    backlog = true;
+                    backlogOnly = true;
+                }
                 default -> throw new IllegalArgumentException("unknown option " + arg);
             }
         }
@@ -135,7 +164,7 @@ record Options(boolean quick, Path out, long seed, int trials, Duration trial, D
                 Path.of(pythonClient != null ? pythonClient : "client/python").toAbsolutePath(),
                 handles != null ? handles : quick ? 50 : 1000, runs != null ? runs : quick ? 2 : 10,
                 startup == null ? null : Path.of(startup), startupRuns != null ? startupRuns : quick ? 3 : 10,
-                startupOnly);
+                startupOnly, !backlog ? 0 : backlogKeys != null ? backlogKeys : quick ? 2000 : 100_000, backlogOnly);
     }
 
     private static String value(String[] args, int i, String option) {

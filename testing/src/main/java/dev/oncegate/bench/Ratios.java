@@ -104,6 +104,27 @@ final class Ratios {
                 "sidecar phase: the sidecar's threads with the open handles, less without, per handle");
     }
 
+    /** Issue 17 §5: the backlog questions at the large size over the small one (targets: 2 or less). */
+    void backlog(Report.Backlog b) {
+        if (b == null || b.sizes().size() != 2) {
+            return;
+        }
+        Report.BacklogSize small = b.sizes().get(0);
+        Report.BacklogSize large = b.sizes().get(1);
+        String sizes = String.format(java.util.Locale.ROOT, "%,d consumed keys over %,d, the same %d-key backlog in each",
+                large.consumedKeys(), small.consumedKeys(), b.backlogKeys());
+        put("backlog_query_100k_vs_1k", small.queryMs().median() == 0 ? null : large.queryMs().median() / small.queryMs().median(),
+                "backlog phase: median wall time of the backlog query (list --state send_status_unknown, from the backlog"
+                        + " index) at " + sizes + " (target 2)");
+        put("exporter_scan_100k_vs_1k", small.scanMs().median() == 0 ? null : large.scanMs().median() / small.scanMs().median(),
+                "backlog phase: median wall time of one exporter scan (the backlog index) at " + sizes + " (target 2)");
+        put("backlog_query_requests_100k_vs_1k", small.queryRequests().median() == 0 ? null
+                : large.queryRequests().median() / small.queryRequests().median(),
+                "backlog phase: requests the server received for the backlog query at " + sizes);
+        put("backlog_walk_keys_per_second_100k", large.walkKeysPerSecond(),
+                "backlog phase: keys per second of one full walk of every key (the exporter's walk) at the large size");
+    }
+
     Map<String, Double> values() {
         return values;
     }

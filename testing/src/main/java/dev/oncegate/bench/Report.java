@@ -26,7 +26,41 @@ import java.util.function.ToDoubleFunction;
 record Report(int schema, String tool, String started, double wallSeconds, long seed, boolean quick,
               Environment environment, Settings settings, List<WorkloadResult> workloads, List<MemoryResult> memory,
               long duplicates, boolean passed, Map<String, Double> ratios, Map<String, String> ratioNotes,
-              SidecarResult sidecar, String sidecarSkipped, Startup startup) {
+              SidecarResult sidecar, String sidecarSkipped, Startup startup, Backlog backlog) {
+
+    /**
+     * The backlog phase ({@code --backlog}; null without it): the backlog questions at two sizes of the
+     * keyspace, the same backlog in each ({@link BacklogPhase}).
+     *
+     * @param sizes       the small size, then the large one
+     * @param backlogKeys keys in the backlog of each size
+     * @param repeats     times each question was asked, interleaved
+     * @param populatedBy how the consumed keys and the backlog were made
+     */
+    record Backlog(List<BacklogSize> sizes, int backlogKeys, int repeats, String populatedBy) {
+    }
+
+    /**
+     * One size of the backlog phase.
+     *
+     * @param consumedKeys      keys consumed through the gate before the backlog was made
+     * @param populateSeconds   how long making them took
+     * @param walkedKeys        keys the full walk read
+     * @param walkSeconds       how long it took
+     * @param walkKeysPerSecond keys it read per second
+     * @param indexMissing      index entries the walk found missing (the damaged key's aside: readers enter those)
+     * @param indexStale        index entries the walk found stale
+     * @param queryListed       keys the backlog query ({@code list --state send_status_unknown}) listed
+     * @param queryMs           its wall milliseconds
+     * @param queryRequests     requests the server received for it
+     * @param scanListed        keys one exporter scan counted
+     * @param scanMs            its wall milliseconds
+     * @param scanRequests      requests the server received for it
+     */
+    record BacklogSize(int consumedKeys, double populateSeconds, long walkedKeys, double walkSeconds,
+                       double walkKeysPerSecond, int indexMissing, int indexStale, int queryListed, Stat queryMs,
+                       Stat queryRequests, int scanListed, Stat scanMs, Stat scanRequests) {
+    }
 
     /**
      * The startup phase ({@code --startup DIR}; null without it): the distribution's commands

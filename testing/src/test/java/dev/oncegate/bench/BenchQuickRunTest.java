@@ -99,8 +99,30 @@ class BenchQuickRunTest {
         assertThat(read(dir.resolve("stdout.md"))).contains("| workload | arm |", "oncegate_vs_naive_new_keys_16");
     }
 
+    @Test
+    void quickBacklogPhase_asksTheBacklogQuestionsAtBothSizes_andFindsTheSameBacklog() throws Exception {
+        Path report = dir.resolve("report.json");
+        int exit = runQuick(report, "--backlog-only");
+
+        assertThat(exit).as("exit status; stderr:%n%s", read(dir.resolve("stderr.txt"))).isZero();
+        JsonNode r = new ObjectMapper().readTree(report.toFile());
+        JsonNode sizes = r.path("backlog").path("sizes");
+        assertThat(sizes).hasSize(2);
+        assertThat(sizes.get(0).path("consumed_keys").asInt()).isLessThan(sizes.get(1).path("consumed_keys").asInt());
+        for (JsonNode size : sizes) {
+            // 3 armed and 3 unknown (and the damaged key, which matches every query); 10 in the whole backlog
+            assertThat(size.path("query_listed").asInt()).as("%s", size).isEqualTo(7);
+            assertThat(size.path("scan_listed").asInt()).as("%s", size).isEqualTo(10);
+            assertThat(size.path("index_missing").asInt()).as("%s", size).isZero();
+            assertThat(size.path("walk_keys_per_second").asDouble()).isPositive();
+        }
+        for (String ratio : List.of("backlog_query_100k_vs_1k", "exporter_scan_100k_vs_1k")) {
+            assertThat(r.path("ratios").path(ratio).isNumber()).as("ratio %s in %s", ratio, r.path("ratios")).isTrue();
+        }
+    }
+
     /** Runs {@code BenchMain --quick} in its own JVM; never leaves it behind. */
-    private int runQuick(Path report) throws IOException, InterruptedException {
+    private int runQuick(Path report, String... more) throws IOException, InterruptedException {
         System.out.println("bench quick run with --seed " + SEED);
         ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"),
@@ -108,6 +130,7 @@ class BenchQuickRunTest {
                 // the test classpath's simplelogger.properties puts oncegate at INFO: one line per decision
                 "-Dorg.slf4j.simpleLogger.log.dev.oncegate=warn",
                 BenchMain.class.getName(), "--quick", "--out", report.toString(), "--seed", Long.toString(SEED));
+        pb.command().addAll(List.of(more));
         pb.redirectOutput(dir.resolve("stdout.md").toFile());
         pb.redirectError(dir.resolve("stderr.txt").toFile());
         Process process = pb.start();
