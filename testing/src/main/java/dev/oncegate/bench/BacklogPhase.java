@@ -29,7 +29,7 @@ import dev.oncegate.ScopeState;
  *       unused redelivery authorization, and 1 delivered whose outcome record was then damaged;</li>
  *   <li>one full walk of every key ({@link Operator#checkIndex}, what the exporter's walk runs), timed:
  *       keys per second; it also enters the damaged key in the index, as the exporter's walk would;</li>
- *   <li>{@value #REPEATS} times, interleaved: the backlog query ({@link Operator#backlog} for
+ *   <li>once untimed, then {@value #REPEATS} times, the sizes in turn: the backlog query ({@link Operator#backlog} for
  *       {@code send_status_unknown}, what {@code oncegate list --state send_status_unknown} runs) and one
  *       exporter scan ({@link Operator#backlog} of the whole backlog, what the exporter's scan runs):
  *       wall time and the requests the server received for each.</li>
@@ -56,18 +56,51 @@ final class BacklogPhase {
         this.progress = progress;
     }
 
-    /** Both sizes, the small one first. */
+    /** Both sizes, the small one first: each made and walked, then their questions asked in turn. */
     Report.Backlog measure(int small, int large) throws Exception {
-        List<Report.BacklogSize> sizes = new ArrayList<>();
-        for (int size : List.of(small, large)) {
-            sizes.add(measure(size));
+        ExecutorService held = Executors.newFixedThreadPool(6, r -> {
+            Thread t = new Thread(r, "bench-backlog-armed");
+            t.setDaemon(true);
+            return t;
+        });
+        CountDownLatch release = new CountDownLatch(1);
+        try {
+            List<Size> sizes = new ArrayList<>();
+            for (int consumed : List.of(small, large)) {
+                sizes.add(make(consumed, held, release));
+            }
+            for (Size size : sizes) {
+                size.walk();
+            }
+            for (Size size : sizes) {
+                size.ask(); // untimed: the first questions load classes and warm the JIT for both sizes alike
+            }
+            for (int i = 0; i < REPEATS; i++) {
+                for (Size size : sizes) {
+                    size.ask();
+                }
+            }
+            List<Report.BacklogSize> results = new ArrayList<>();
+            for (Size size : sizes) {
+                Report.BacklogSize r = size.result();
+                results.add(r);
+                progress.step(String.format(Locale.ROOT, "backlog %,d keys: query %.1f ms (%.0f requests, %d listed),"
+                                + " exporter scan %.1f ms (%.0f requests, %d listed), walk %.0f keys/s", r.consumedKeys(),
+                        r.queryMs().median(), r.queryRequests().median(), r.queryListed(), r.scanMs().median(),
+                        r.scanRequests().median(), r.scanListed(), r.walkKeysPerSecond()));
+            }
+            return new Report.Backlog(results, BACKLOG, REPEATS, "consumed keys through the real gate (a gate per"
+                    + " worker, " + WORKERS + " workers); backlog: 3 armed without outcome (executors held in their"
+                    + " actions), 3 send_status_unknown, 3 unused authorizations, 1 damaged outcome record; sizes walked,"
+                    + " then asked in turn (one untimed round first)");
+        } finally {
+            release.countDown();
+            held.shutdown();
         }
-        return new Report.Backlog(sizes, BACKLOG, REPEATS, "consumed keys through the real gate (a gate per worker, "
-                + WORKERS + " workers); backlog: 3 armed without outcome (executors held in their actions), 3"
-                + " send_status_unknown, 3 unused authorizations, 1 damaged outcome record");
     }
 
-    private Report.BacklogSize measure(int consumed) throws Exception {
+    /** One size: its consumed keys and backlog made through the gate, in a namespace of its own. */
+    private Size make(int consumed, ExecutorService held, CountDownLatch release) throws Exception {
         String namespace = "/bench/backlog-" + consumed;
         OncegateArm arm = OncegateArm.perWorker(fleet, namespace);
         arm.prepare(fleet.size());
@@ -76,45 +109,54 @@ final class BacklogPhase {
         double populate = (System.nanoTime() - t0) / 1e9;
         progress.note(String.format(Locale.ROOT, "backlog phase: %,d consumed keys in %s in %.0f s (%.0f keys/s)",
                 consumed, namespace, populate, consumed / populate));
-        Gate gate = fleet.gate(0, namespace);
         Operator operator = Operator.builder(fleet.client(0)).namespace(namespace).build();
-        ExecutorService held = Executors.newFixedThreadPool(3, r -> {
-            Thread t = new Thread(r, "bench-backlog-armed");
-            t.setDaemon(true);
-            return t;
-        });
-        CountDownLatch release = new CountDownLatch(1);
-        try {
-            backlog(namespace, gate, operator, held, release);
-            server.settle(Duration.ofMillis(200), Duration.ofSeconds(30));
+        backlog(namespace, fleet.gate(0, namespace), operator, held, release);
+        server.settle(Duration.ofMillis(200), Duration.ofSeconds(30));
+        return new Size(consumed, populate, operator);
+    }
 
+    /** What one size measured. Not thread-safe: the run's thread. */
+    private final class Size {
+        private final int consumed;
+        private final double populate;
+        private final Operator operator;
+        private final List<double[]> query = new ArrayList<>();
+        private final List<double[]> scan = new ArrayList<>();
+        private final int[] listed = new int[2];
+        private long walked;
+        private double walkSeconds;
+        private Operator.IndexCheck check;
+
+        Size(int consumed, double populate, Operator operator) {
+            this.consumed = consumed;
+            this.populate = populate;
+            this.operator = operator;
+        }
+
+        /** One full walk of every key, as the exporter's walk runs it (it enters the damaged key). */
+        void walk() throws Exception {
             long walkStart = System.nanoTime();
-            long[] walked = {0};
-            Operator.IndexCheck check = operator.checkIndex(false, s -> walked[0]++);
-            double walkSeconds = (System.nanoTime() - walkStart) / 1e9;
+            long[] n = {0};
+            check = operator.checkIndex(false, s -> n[0]++);
+            walkSeconds = (System.nanoTime() - walkStart) / 1e9;
+            walked = n[0];
             progress.note(String.format(Locale.ROOT, "backlog phase: walk of %,d keys in %.1f s (%.0f keys/s); index"
-                    + " missing %d, stale %d", walked[0], walkSeconds, walked[0] / walkSeconds, check.missing(), check.stale()));
+                    + " missing %d, stale %d", walked, walkSeconds, walked / walkSeconds, check.missing(), check.stale()));
+        }
 
-            List<double[]> query = new ArrayList<>();
-            List<double[]> scan = new ArrayList<>();
-            int[] listed = new int[2];
-            for (int i = 0; i < REPEATS; i++) {
-                query.add(timed(() -> listed[0] = operator.backlog(
-                        new Operator.ListQuery(ScopeState.SEND_STATUS_UNKNOWN, null, 0), s -> { }).listed()));
-                scan.add(timed(() -> listed[1] = operator.backlog(Operator.ListQuery.all(), s -> { }).listed()));
-            }
-            Report.BacklogSize result = new Report.BacklogSize(consumed, populate, walked[0], walkSeconds,
-                    walked[0] / walkSeconds, check.missing(), check.stale(), listed[0],
-                    Report.Stat.of(query, q -> q[0]), Report.Stat.of(query, q -> q[1]), listed[1],
-                    Report.Stat.of(scan, q -> q[0]), Report.Stat.of(scan, q -> q[1]));
-            progress.step(String.format(Locale.ROOT, "backlog %,d keys: query %.1f ms (%.0f requests, %d listed), exporter scan"
-                            + " %.1f ms (%.0f requests, %d listed), walk %.0f keys/s", consumed, result.queryMs().median(),
-                    result.queryRequests().median(), listed[0], result.scanMs().median(), result.scanRequests().median(),
-                    listed[1], result.walkKeysPerSecond()));
-            return result;
-        } finally {
-            release.countDown();
-            held.shutdown();
+        /** The backlog query, then one exporter scan. */
+        void ask() throws Exception {
+            query.add(timed(() -> listed[0] = operator.backlog(
+                    new Operator.ListQuery(ScopeState.SEND_STATUS_UNKNOWN, null, 0), s -> { }).listed()));
+            scan.add(timed(() -> listed[1] = operator.backlog(Operator.ListQuery.all(), s -> { }).listed()));
+        }
+
+        Report.BacklogSize result() {
+            List<double[]> q = query.subList(1, query.size());
+            List<double[]> sc = scan.subList(1, scan.size());
+            return new Report.BacklogSize(consumed, populate, walked, walkSeconds, walked / walkSeconds, check.missing(),
+                    check.stale(), listed[0], Report.Stat.of(q, x -> x[0]), Report.Stat.of(q, x -> x[1]), listed[1],
+                    Report.Stat.of(sc, x -> x[0]), Report.Stat.of(sc, x -> x[1]));
         }
     }
 
