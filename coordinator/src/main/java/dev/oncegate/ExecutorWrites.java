@@ -341,6 +341,12 @@ final class ExecutorWrites {
      * action then). The reply is awaited even through an interrupt, so the caller always learns
      * whether it armed: an interrupt cannot turn a successful arming into an unknown one.
      *
+     * <p>When the namespace has a backlog index, the multi also creates the scope's {@code armed} entry,
+     * last ({@link BacklogIndex}). When that op alone fails (an entry forged beforehand, its bucket gone),
+     * nothing was applied and the reply said so: the same multi is sent once more without it (its checks
+     * decide again), so the index can neither stop nor change an arming; a connection loss on either send
+     * counts as armed, as always.
+     *
      * @param replyBound how long to wait for a reply before giving up (it counts as armed then)
      */
     Arming arm(String scopePath, FencingToken token, String electionNode, String genesisId, Records.Scope armedScope,
@@ -441,7 +447,9 @@ final class ExecutorWrites {
      * executor's own (its commitment) before the write is sent without the check. The scope znode's
      * data is not checked: it decides nothing once armed, and a worker credential may rewrite it.
      * When an authorization already opened the next scope, the outcome is written without it.
-     * Retried by Curator; a retry that finds the outcome written recognises its own secret.
+     * Retried by Curator; a retry that finds the outcome written recognises its own secret. With a backlog
+     * index, the multi also removes the scope's {@code armed} entry and, for {@code send_status_unknown},
+     * creates its {@code unknown} entry, last; when only those fail, it is sent again without them.
      */
     OutcomeWrite recordOutcome(String keyPath, int scope, String electionNode, KeyHistory.OutcomeRecord outcome,
                                String secret) throws Exception {

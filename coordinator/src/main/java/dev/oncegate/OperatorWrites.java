@@ -16,7 +16,9 @@ import org.apache.zookeeper.data.Stat;
 /**
  * What an operator (or an admin) writes, and nothing else does: the namespace's genesis
  * ({@code oncegate init}), the roles it names ({@code oncegate acl}), redelivery authorizations,
- * reconciliations, retention's deletes ({@code oncegate gc}) and the health check's probe. Each is
+ * reconciliations, retention's deletes ({@code oncegate gc}) and the health check's probe; beside them, the
+ * backlog index's parents ({@link #createIndex}) and the entries these writes add or remove (hints, which
+ * workers' writes keep too: {@link BacklogIndex}). Each is
  * decided by ZooKeeper, never by a clock: a create-once znode or a version check that exactly one
  * of two racing writers passes (SPEC §4.10). (The ACLs {@code oncegate acl} sets on every znode are
  * {@link AclWalk}'s.)

@@ -63,6 +63,10 @@ import org.apache.zookeeper.data.Stat;
  *   <li>{@link OperatorWrites#reconcile}: {@code multi(check(scope n, v), setData(armed/outcome, 0) | check(armed/outcome, 1),
  *       create KEY/authorizations/reconciled-n)} (an operator's).</li>
  * </ol>
+ * The arming, the outcome, an authorization, the authorized opening, a reconciliation and gc's delete also
+ * carry, last, the backlog index's entry ops when the namespace has an index ({@link BacklogIndex}: created in
+ * the arming, moved to {@code unknown} or removed by the outcome, and so on); when only those fail, the
+ * multi is sent again without them ({@link #multiWithIndex}). No read that decides anything reads the index.
  * Permanent records are plain persistent znodes: never TTL, ephemeral or container children.
  * Every zxid a read or write reveals goes to the rollback witness.
  */

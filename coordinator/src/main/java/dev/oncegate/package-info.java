@@ -89,13 +89,17 @@
  *           {@code ContentionRulesTest#consumed_authorizationCreatedBeforeArming_isNeverHonoured}</td></tr>
  *   <tr><td>9. Readers never trust a mutable field</td>
  *       <td>{@code ScopeDecoder} and {@code Custody.judge}: armed, outcome and reconciliation from immutable
- *           records; {@code Custody.opening}/{@code requireOpened}: the chain of custody of scope n &gt; 0</td>
+ *           records; {@code Custody.opening}/{@code requireOpened}: the chain of custody of scope n &gt; 0; the
+ *           backlog index ({@code BacklogIndex}), which the worker credential may bend, is read by no decision,
+ *           and every key an operator's answer takes from it is confirmed by its records</td>
  *       <td>{@code stop_unavailable unreadable_record}</td>
  *       <td>SimChecker with its rogue holding the worker credential;
  *           {@code RogueWorkerTest#rogueWithTheWorkerCredential_makesHonestContendersStopAtWorst_neverDeliverAgain},
  *           {@code WorkerCredentialTest#scopeOpenedByHand_onADeliveredKey_stopsTheNextWorker_andNothingIsDeliveredAgain},
  *           {@code WorkerCredentialTest#scopeUnarmedByHand_whileTheExecutorDelivers_theNextWorkerStops_andTheExecutorsOutcomeIsRecorded},
- *           {@code WorkerCredentialTest#authorizationForgedUnderAWorldWritableAuthorizationsZnode_isNotHonoured}</td></tr>
+ *           {@code WorkerCredentialTest#authorizationForgedUnderAWorldWritableAuthorizationsZnode_isNotHonoured},
+ *           {@code BacklogIndexTest#forgedEntries_showNothing_andCannotStopAnArming},
+ *           {@code BacklogIndexTest#aRemovedEntry_hidesTheKeyFromTheIndexOnly_theWalkFindsAndRestoresIt}</td></tr>
  *   <tr><td>10. Operator actions and retention decided by ZooKeeper</td>
  *       <td>{@code OperatorWrites.reconcile}: {@code multi(check(scope n, v), setData(armed/outcome, 0) | check(armed/outcome, 1),
  *           create reconciled-n)} meets the outcome's {@code setData(armed/outcome, 0)}; gc dates keys by a probe
