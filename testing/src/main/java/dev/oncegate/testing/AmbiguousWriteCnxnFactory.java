@@ -33,10 +33,10 @@ import org.slf4j.LoggerFactory;
  *       the arming write, which the gate must then treat as armed without invoking the action;</li>
  *   <li>{@link #holdNextArmingRequest()}: the next arming {@code multi} is held before the server
  *       applies it, until the test releases it (the executor's thread waits for the reply meanwhile);</li>
- *   <li>{@link #dropNextCreate(String)}: the next plain {@code create} of a path with that suffix
- *       (an operator's authorization, which a retried create must recognise);</li>
+ *   <li>{@link #dropNextCreate(String)}: the next plain {@code create} of a path with that suffix;</li>
  *   <li>{@link #dropNextMultiCreating(String)}: the next {@code multi} creating a path with that
- *       suffix (a key creation, say);</li>
+ *       suffix (a key creation, or an operator's authorization with its backlog index entry, which a
+ *       retried multi must recognise);</li>
  *   <li>{@link #dropNextSetData(String)}: the next {@code setData} on a path with that suffix, alone
  *       or inside a {@code multi} (a lease write on a scope, or the outcome write on
  *       {@code …/armed/outcome}, which the gate retries and must recognise).</li>

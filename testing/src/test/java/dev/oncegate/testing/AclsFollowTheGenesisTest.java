@@ -273,6 +273,11 @@ class AclsFollowTheGenesisTest {
         if (path.equals(ns) || path.startsWith(ns + "/genesis")) {
             return acl(r, r);
         }
+        if (path.startsWith(ns + "/backlog")) {
+            // the index: its root and kinds read-only; its buckets where entries come and go; the entries read-only
+            int depth = path.substring(ns.length()).split("/").length - 1; // backlog 1, kind 2, bucket 3, entry 4
+            return depth == 3 ? acl(cr | Perms.DELETE, cr | Perms.DELETE) : acl(r, r);
+        }
         String[] p = path.substring((ns + "/keys").length()).split("/"); // "", k0k1, k2k3, KEY, child, grandchild…
         if (p.length <= 4) {
             return acl(cr, r); // NS/keys, its two bucket levels, the key

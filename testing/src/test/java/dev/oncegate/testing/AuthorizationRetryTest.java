@@ -27,7 +27,7 @@ class AuthorizationRetryTest {
         }
         // Given the reply to the authorization's create will be lost (it is applied)
         int dropped = AmbiguousWriteCnxnFactory.dropped();
-        AmbiguousWriteCnxnFactory.dropNextCreate("/authorizations/after-0");
+        AmbiguousWriteCnxnFactory.dropNextMultiCreating("/authorizations/after-0"); // with its backlog index entry
 
         // When an operator authorizes once
         Operator.Authorized done = ops.operator().authorize(zk.key().key(), 0, "alice", "customer says nothing arrived");
