@@ -474,7 +474,7 @@ final class DefaultOperator implements Operator {
             List<BacklogIndex.Kind> kinds = wanted == null ? List.of(BacklogIndex.Kind.values())
                     : wanted == ScopeState.ARMED ? List.of(BacklogIndex.Kind.ARMED, BacklogIndex.Kind.UNREADABLE)
                     : List.of(BacklogIndex.Kind.ARMED, BacklogIndex.Kind.UNKNOWN, BacklogIndex.Kind.UNREADABLE);
-            java.util.Map<String, List<String>> entries = readIndex(kinds);
+            java.util.Map<String, List<String>> entries = readIndex(kinds, false);
             Instant cutoff = query.olderThan() == null ? null : ns.clock.instant().minus(query.olderThan());
             int[] counts = new int[4]; // read, listed, stale, unreadable
             for (java.util.Map.Entry<String, List<String>> nominated : entries.entrySet()) {
@@ -517,7 +517,8 @@ final class DefaultOperator implements Operator {
      * The entries of {@code kinds} as the index lists them now, by key in key order: {@code getChildren} of
      * each kind's 16 buckets (names that are no entry are left out).
      */
-    private java.util.SortedMap<String, List<String>> readIndex(List<BacklogIndex.Kind> kinds) throws Exception {
+    private java.util.SortedMap<String, List<String>> readIndex(List<BacklogIndex.Kind> kinds, boolean forTheWalk)
+            throws Exception {
         java.util.SortedMap<String, List<String>> byKey = new java.util.TreeMap<>();
         for (BacklogIndex.Kind kind : kinds) {
             for (String bucket : BacklogIndex.buckets(ns.namespace, kind)) {
@@ -526,6 +527,15 @@ final class DefaultOperator implements Operator {
                     names = ns.zk.getChildren(bucket, null);
                 } catch (KeeperException.NoNodeException gone) {
                     continue; // an admin removed it: its entries are the walk's to find
+                } catch (KeeperException e) {
+                    if (!forTheWalk) {
+                        throw e;
+                    }
+                    // The walk's counts never depend on the index: a bucket it cannot list (flooded past the reply
+                    // limit with the worker credential, say) is compared as empty, and its entries count as missing.
+                    LOG.warn("oncegate namespace {}: backlog index bucket {} cannot be listed ({}); the walk goes on without it",
+                            ns.namespace, bucket, e.code());
+                    continue;
                 }
                 for (String name : names) {
                     BacklogIndex.Entry e = BacklogIndex.parse(ns.namespace, kind, bucket, name);
@@ -585,7 +595,7 @@ final class DefaultOperator implements Operator {
         return runInNamespace("walk every key", () -> {
             boolean indexed = ns.protocol.operator().indexExists();
             // The index before the walk: an entry made later belongs to a change the walk may not have seen.
-            java.util.SortedMap<String, List<String>> index = indexed ? readIndex(List.of(BacklogIndex.Kind.values()))
+            java.util.SortedMap<String, List<String>> index = indexed ? readIndex(List.of(BacklogIndex.Kind.values()), true)
                     : new java.util.TreeMap<>();
             int[] counts = new int[3]; // scanned, listed, unreadable
             IndexRepair fix = new IndexRepair(repair);
