@@ -645,8 +645,7 @@ final class DefaultOperator implements Operator {
             List<String> lacking = new ArrayList<>(expected);
             lacking.removeAll(had);
             List<String> excess = new ArrayList<>(had);
-            excess.removeAll(expected);
-            excess.remove(BacklogIndex.entry(ns.namespace, BacklogIndex.Kind.UNREADABLE, key, -1));
+            excess.removeAll(expected); // an unreadable entry of a key that reads again is excess too
             if (!h.readable()) {
                 excess.clear(); // the records cannot say which entries are due: leave them
             }

@@ -241,11 +241,12 @@ class BacklogIndexTest {
     }
 
     @Test
-    void unreadableRecord_theWalkEntersIt_andTheBacklogShowsIt() throws Exception {
+    void unreadableRecord_theWalkEntersIt_theBacklogShowsIt_andTheWalkRemovesItOnceRepaired() throws Exception {
         // Given a key whose outcome record was damaged by hand
         CuratorFramework client = zk.newClient();
         EffectKey key = zk.key();
         cross(zk.newGate("task-a"), key, zk.provider().verified());
+        byte[] outcome = client.getData().forPath(key.path(zk.namespace()) + "/0/armed/outcome");
         client.setData().forPath(key.path(zk.namespace()) + "/0/armed/outcome", "{garbage".getBytes(StandardCharsets.UTF_8));
         assertThat(backlog(operator(), null)).isEmpty(); // no writer could have entered it
 
@@ -263,6 +264,15 @@ class BacklogIndexTest {
             assertThat(s.problem()).isNotBlank();
         });
         assertThat(report.unreadable()).isEqualTo(1);
+
+        // When an admin repairs the record and the walk runs again
+        client.setData().forPath(key.path(zk.namespace()) + "/0/armed/outcome", outcome);
+        Operator.IndexCheck again = operator().checkIndex(true, s -> { });
+
+        // Then the entry went with the problem
+        assertThat(again.walk().unreadable()).isZero();
+        assertThat(again.stale()).isEqualTo(1);
+        assertThat(exists(client, entry("unreadable", key, -1))).isFalse();
     }
 
     @Test
