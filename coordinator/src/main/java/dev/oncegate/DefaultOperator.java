@@ -71,7 +71,7 @@ final class DefaultOperator implements Operator {
         } catch (KeeperException.NoNodeException e) {
             return new KeyHistory(key, keyPath, false, null, List.of(), List.of(), List.of(),
                     "No contender has entered this key: a new attempt would create it and proceed as the executor of scope 0.",
-                    null, ns.genesisId(), 0);
+                    null, null, ns.genesisId(), 0);
         }
         ns.observed(keyStat.getMzxid());
         List<KeyHistory.Unreadable> unreadable = new ArrayList<>();
@@ -126,8 +126,9 @@ final class DefaultOperator implements Operator {
         AuthorizationView after = latest == null ? null : authorizationRecords.stream()
                 .filter(a -> a.name().equals(Layout.AFTER_PREFIX + latest.scope())).map(AuthorizationRecord::view)
                 .findFirst().orElse(null);
-        return new KeyHistory(key, keyPath, true, record, scopes, authorizations, unreadable,
-                nextAttempt(latest, latestView, last, after, unreadable), command, ns.genesisId(), keyStat.getCzxid());
+        NextAttempt next = nextAttempt(latest, latestView, last, after, unreadable);
+        return new KeyHistory(key, keyPath, true, record, scopes, authorizations, unreadable, next.words(), next.stop(),
+                command, ns.genesisId(), keyStat.getCzxid());
     }
 
     /**
@@ -293,20 +294,38 @@ final class DefaultOperator implements Operator {
     private static final Duration ANY_LEASE_TTL = Duration.ofSeconds(1);
 
     /**
+     * What a new attempt would do now, in words, and the stop it would get (null when it would
+     * proceed, take a lapsed lease over, or join the election): no CLI exit code here, the client
+     * renders those from the stop.
+     */
+    record NextAttempt(String words, Decision.Stop stop) {
+        NextAttempt {
+            Objects.requireNonNull(words, "words");
+        }
+
+        static NextAttempt proceeds(String words) {
+            return new NextAttempt(words, null);
+        }
+    }
+
+    /**
      * What a new attempt would do now, and why: {@link ContentionRules#next} run on the latest scope
      * as read (with its {@code after-n} authorization), for a contender that has just read it, is in
-     * no election and does not wait; the step it gives, said in words.
+     * no election and does not wait; the step it gives, said in words, with its stop.
      *
      * @param view  the latest scope as judged, or null when it cannot be read
      * @param after its {@code after-n} authorization as read, or null when there is none
      */
-    private String nextAttempt(KeyHistory.Scope latest, ScopeView view, int last, AuthorizationView after,
-                               List<KeyHistory.Unreadable> unreadable) throws Exception {
+    private NextAttempt nextAttempt(KeyHistory.Scope latest, ScopeView view, int last, AuthorizationView after,
+                                    List<KeyHistory.Unreadable> unreadable) throws Exception {
         if (latest == null || latest.scope() != last || latest.state() == null || view == null) {
             String where = unreadable.isEmpty() ? "the key's scopes" : unreadable.get(0).path();
-            return "A new attempt would stop unavailable (exit 13): " + where + " cannot be read"
-                    + (unreadable.isEmpty() ? "" : " (" + unreadable.get(0).problem() + ")")
-                    + "; workers fail closed on this key until an operator repairs the record.";
+            String problem = unreadable.isEmpty() ? "the key's latest scope cannot be read" : unreadable.get(0).problem();
+            return new NextAttempt("A new attempt would stop unavailable: " + where + " cannot be read"
+                    + (unreadable.isEmpty() ? "" : " (" + problem + ")")
+                    + "; workers fail closed on this key until an operator repairs the record.",
+                    new Decision.StopUnavailable(StopReason.UNREADABLE_RECORD,
+                            Evidence.of(where, Math.max(last, 0), problem)));
         }
         Instant now = ns.clock.instant();
         ContentionRules.Situation situation = new ContentionRules.Situation(view,
@@ -318,94 +337,103 @@ final class DefaultOperator implements Operator {
     }
 
     /** The step a new attempt would take on {@code latest}, said in words for {@code oncegate inspect}. */
-    private record NextAttemptInWords(KeyHistory.Scope latest) implements ContentionRules.Performer<String> {
+    private record NextAttemptInWords(KeyHistory.Scope latest) implements ContentionRules.Performer<NextAttempt> {
 
         @Override
-        public String stop(ContentionRules.Stop step) {
+        public NextAttempt stop(ContentionRules.Stop step) {
             int n = latest.scope();
             Decision.Stop stop = step.stop();
             if (stop instanceof Decision.StopSent) {
-                return "Scope " + n + (latest.reconciliation() != null
+                return new NextAttempt("Scope " + n + (latest.reconciliation() != null
                         ? " was reconciled as delivered by " + latest.reconciliation().by() + " ("
                         + latest.reconciliation().evidence() + ")"
                         : " was delivered and verified by task " + latest.outcome().by().task() + " at "
                         + latest.outcome().at() + " (" + latest.outcome().detail() + ")")
-                        + ": a new attempt would stop sent (exit 10); only an operator's authorization for scope " + n
-                        + " opens another delivery.";
+                        + ": a new attempt would stop sent; only an operator's authorization for scope " + n
+                        + " opens another delivery.", stop);
             }
             if (stop.reason() == StopReason.ARMED_WITHOUT_OUTCOME) {
-                return "Task " + latest.armed().by().task() + " armed scope " + n + " at " + latest.armed().at()
-                        + " and recorded no outcome (it may still be delivering, or it died): a new attempt would stop"
-                        + " unknown (exit 11). If the destination shows the delivery, reconcile it (`oncegate reconcile`);"
-                        + " if it shows none and it must go out, authorize one redelivery (`oncegate authorize --after "
-                        + n + "`).";
+                return new NextAttempt("Task " + latest.armed().by().task() + " armed scope " + n + " at "
+                        + latest.armed().at() + " and recorded no outcome (it may still be delivering, or it died):"
+                        + " a new attempt would stop unknown. If the destination shows the delivery, reconcile it"
+                        + " (`oncegate reconcile`); if it shows none and it must go out, authorize one redelivery"
+                        + " (`oncegate authorize --after " + n + "`).", stop);
             }
             if (stop instanceof Decision.StopUnknown) {
-                return "Scope " + n + " ended with its outcome unknown (task " + latest.outcome().by().task() + ": "
-                        + latest.outcome().detail() + "): a new attempt would stop unknown (exit 11). If the destination"
-                        + " shows the delivery, reconcile it (`oncegate reconcile`); if it shows none and it must go out,"
-                        + " authorize one redelivery (`oncegate authorize --after " + n + "`).";
+                return new NextAttempt("Scope " + n + " ended with its outcome unknown (task "
+                        + latest.outcome().by().task() + ": " + latest.outcome().detail() + "): a new attempt would"
+                        + " stop unknown. If the destination shows the delivery, reconcile it (`oncegate reconcile`);"
+                        + " if it shows none and it must go out, authorize one redelivery (`oncegate authorize --after "
+                        + n + "`).", stop);
             }
             if (stop instanceof Decision.StopBusy) {
                 return held();
             }
             // The only other stop of the rules on a scope read whole: its after-n authorization is unreadable.
-            return "A new attempt would stop unavailable (exit 13): the redelivery authorization "
-                    + stop.evidence().path() + " cannot be read; an admin must remove it and an operator authorize again.";
+            return new NextAttempt("A new attempt would stop unavailable: the redelivery authorization "
+                    + stop.evidence().path() + " cannot be read; an admin must remove it and an operator authorize"
+                    + " again.", stop);
         }
 
         @Override
-        public String advance(ContentionRules.Advance step) {
-            return "Scope " + latest.scope() + " proved not_sent but the scope after it is missing: a new attempt would"
-                    + " stop unavailable (exit 13) until an operator repairs the key.";
+        public NextAttempt advance(ContentionRules.Advance step) {
+            String next = Layout.scope(Layout.keyOfScope(latest.path()), latest.scope() + 1);
+            return new NextAttempt("Scope " + latest.scope() + " proved not_sent but the scope after it is missing:"
+                    + " a new attempt would stop unavailable until an operator repairs the key.",
+                    new Decision.StopUnavailable(StopReason.UNREADABLE_RECORD, Evidence.of(next, latest.scope() + 1,
+                            "scope " + latest.scope() + " proved not_sent but " + next + " is missing")));
         }
 
         @Override
-        public String openAuthorized(ContentionRules.OpenAuthorized step) {
+        public NextAttempt openAuthorized(ContentionRules.OpenAuthorized step) {
             Records.Authorization a = step.authorization().record();
-            return "Scope " + latest.scope() + " is " + latest.state().wireName() + ", but " + a.by()
-                    + " authorized a redelivery (" + a.reason() + "): a new attempt would open scope "
-                    + (latest.scope() + 1) + " with it and proceed.";
+            return NextAttempt.proceeds("Scope " + latest.scope() + " is " + latest.state().wireName() + ", but "
+                    + a.by() + " authorized a redelivery (" + a.reason() + "): a new attempt would open scope "
+                    + (latest.scope() + 1) + " with it and proceed.");
         }
 
         @Override
-        public String join(ContentionRules.Join step) {
-            return latest.lease() == null ? open() : "The lease of scope " + latest.scope() + " held by task "
-                    + latest.lease().holder().task() + " lapsed at " + latest.lease().expires()
-                    + ": a new attempt would take it over (fencing that executor) and proceed.";
+        public NextAttempt join(ContentionRules.Join step) {
+            return latest.lease() == null ? open() : NextAttempt.proceeds("The lease of scope " + latest.scope()
+                    + " held by task " + latest.lease().holder().task() + " lapsed at " + latest.lease().expires()
+                    + ": a new attempt would take it over (fencing that executor) and proceed.");
         }
 
         @Override
-        public String await(ContentionRules.Wait step) {
+        public NextAttempt await(ContentionRules.Wait step) {
             return open(); // the grace its creator has to join its election first
         }
 
-        private String held() {
+        private NextAttempt held() {
             KeyHistory.Lease lease = latest.lease();
-            return "Task " + lease.holder().task() + " (host " + lease.holder().host() + ", pid " + lease.holder().pid()
-                    + ") holds the lease of scope " + latest.scope() + " until " + lease.expires() + ": a new attempt"
-                    + " would stop busy (exit 12), or with --wait wait for that executor's final decision.";
+            return new NextAttempt("Task " + lease.holder().task() + " (host " + lease.holder().host() + ", pid "
+                    + lease.holder().pid() + ") holds the lease of scope " + latest.scope() + " until "
+                    + lease.expires() + ": a new attempt would stop busy, or with --wait wait for that executor's"
+                    + " final decision.",
+                    new Decision.StopBusy(StopReason.EXECUTOR_ACTIVE, new Evidence(latest.path(),
+                            latest.scope(), lease.holder().task(), lease.holder().host(), null,
+                            "the lease is held until " + lease.expires())));
         }
 
-        private String open() {
-            return "Scope " + latest.scope() + " is open (" + latest.opened() + "): a new attempt would join its election"
-                    + " and, elected, proceed as its executor.";
+        private NextAttempt open() {
+            return NextAttempt.proceeds("Scope " + latest.scope() + " is open (" + latest.opened() + "): a new attempt"
+                    + " would join its election and, elected, proceed as its executor.");
         }
 
         // Not given to a contender outside the election that does not wait (it stops busy first).
 
         @Override
-        public String checkHolder(ContentionRules.CheckHolder step) {
+        public NextAttempt checkHolder(ContentionRules.CheckHolder step) {
             return held();
         }
 
         @Override
-        public String probeElection(ContentionRules.ProbeElection step) {
+        public NextAttempt probeElection(ContentionRules.ProbeElection step) {
             return open();
         }
 
         @Override
-        public String takeLease(ContentionRules.TakeLease step) {
+        public NextAttempt takeLease(ContentionRules.TakeLease step) {
             return join(null);
         }
     }

@@ -21,6 +21,8 @@ import java.util.Objects;
  * @param authorizations   every record under {@code KEY/authorizations}, by name
  * @param unreadable       every record that could not be read or contradicts the protocol
  * @param nextAttempt      what a new attempt would do now, and why, in one sentence
+ * @param nextStop         the stop that new attempt would get, with its reason and evidence; null when
+ *                         it would proceed (or take a lapsed lease over, or join the scope's election)
  * @param authorizeCommand for a consumed key, the zkCli command that authorizes one redelivery
  *                         of its latest scope (safe to paste twice); else null
  * @param genesis          the namespace's genesis id (its life)
@@ -30,7 +32,7 @@ import java.util.Objects;
  */
 public record KeyHistory(String key, String path, boolean exists, KeyRecord record, List<Scope> scopes,
                          List<Authorization> authorizations, List<Unreadable> unreadable, String nextAttempt,
-                         String authorizeCommand, String genesis, long zxid) {
+                         Decision.Stop nextStop, String authorizeCommand, String genesis, long zxid) {
 
     public KeyHistory {
         Objects.requireNonNull(key, "key");

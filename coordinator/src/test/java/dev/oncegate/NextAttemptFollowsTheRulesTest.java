@@ -13,8 +13,8 @@ import org.junit.jupiter.api.Test;
  */
 class NextAttemptFollowsTheRulesTest extends ArmedScopeFixture {
 
-    private String nextAttempt(Clock clock) throws InterruptedException {
-        return Operator.builder(client).namespace(ns).clock(clock).build().inspect(key.key()).nextAttempt();
+    private KeyHistory inspect(Clock clock) throws InterruptedException {
+        return Operator.builder(client).namespace(ns).clock(clock).build().inspect(key.key());
     }
 
     @Test
@@ -23,10 +23,16 @@ class NextAttemptFollowsTheRulesTest extends ArmedScopeFixture {
         leaseScopeZero("a");
 
         // When an operator whose clock agrees inspects the key
-        String next = nextAttempt(Clock.systemUTC());
+        KeyHistory history = inspect(Clock.systemUTC());
 
         // Then a new attempt would stop busy, as the rules decide for a contender that does not wait
-        assertThat(next).contains("holds the lease of scope 0").contains("would stop busy (exit 12)");
+        assertThat(history.nextAttempt()).contains("holds the lease of scope 0").contains("would stop busy")
+                .doesNotContain("exit");
+        assertThat(history.nextStop()).isInstanceOfSatisfying(Decision.StopBusy.class, stop -> {
+            assertThat(stop.reason()).isEqualTo(StopReason.EXECUTOR_ACTIVE);
+            assertThat(stop.evidence().task()).isEqualTo(history.scopes().get(0).lease().holder().task());
+            assertThat(stop.evidence().path()).isEqualTo(history.scopes().get(0).path());
+        });
     }
 
     @Test
@@ -35,10 +41,11 @@ class NextAttemptFollowsTheRulesTest extends ArmedScopeFixture {
         leaseScopeZero("a");
 
         // When an operator whose clock is a minute ahead inspects the key
-        String next = nextAttempt(Clock.offset(Clock.systemUTC(), Duration.ofMinutes(1)));
+        KeyHistory history = inspect(Clock.offset(Clock.systemUTC(), Duration.ofMinutes(1)));
 
         // Then, on that clock, the lease lapsed and a new attempt would take it over (the wall clock plays no part)
-        assertThat(next).contains("lapsed").contains("take it over");
+        assertThat(history.nextAttempt()).contains("lapsed").contains("take it over");
+        assertThat(history.nextStop()).as("taking a lapsed lease over is no stop").isNull();
     }
 
     @Test
@@ -47,7 +54,9 @@ class NextAttemptFollowsTheRulesTest extends ArmedScopeFixture {
         armAs("a");
 
         // When an operator inspects the key, Then a new attempt would stop unknown, whoever's clock
-        assertThat(nextAttempt(Clock.offset(Clock.systemUTC(), Duration.ofDays(1))))
-                .contains("armed scope 0").contains("would stop unknown (exit 11)");
+        KeyHistory history = inspect(Clock.offset(Clock.systemUTC(), Duration.ofDays(1)));
+        assertThat(history.nextAttempt()).contains("armed scope 0").contains("would stop unknown").doesNotContain("exit");
+        assertThat(history.nextStop()).isInstanceOfSatisfying(Decision.StopUnknown.class,
+                stop -> assertThat(stop.reason()).isEqualTo(StopReason.ARMED_WITHOUT_OUTCOME));
     }
 }

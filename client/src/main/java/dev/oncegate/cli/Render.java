@@ -28,6 +28,15 @@ final class Render {
     private Render() {
     }
 
+    /**
+     * {@code inspect}'s {@code next_attempt}: the library's sentence, and for a stop the exit code
+     * {@code oncegate run} would give (the library knows stops, the client knows exit codes).
+     */
+    static String nextAttempt(KeyHistory h) {
+        return h.nextStop() == null ? h.nextAttempt()
+                : h.nextAttempt() + " (`oncegate run` would exit " + ExitCode.of(h.nextStop()) + ".)";
+    }
+
     /** {@code oncegate inspect}'s object. */
     static Map<String, Object> history(KeyHistory h) {
         Map<String, Object> out = Json.object();
@@ -36,7 +45,7 @@ final class Render {
         out.put("exists", h.exists());
         out.put("state", state(h.state()));
         out.put("readable", h.readable());
-        out.put("next_attempt", h.nextAttempt());
+        out.put("next_attempt", nextAttempt(h));
         out.put("authorize_command", h.authorizeCommand());
         out.put("genesis", h.genesis());
         out.put("zxid", h.exists() ? h.zxid() : null);

@@ -36,6 +36,7 @@ class JsonShapeTest {
                         KeyHistory.AuthorizationStatus.UNUSED, "ops", "resend", at, null, -1)),
                 List.of(new KeyHistory.Unreadable("/oncegate/keys/k/1", new byte[] {(byte) 0xff, 'x'}, "not UTF-8", "fix it")),
                 "a new attempt would stop sent",
+                new Decision.StopSent(StopReason.SENT_VERIFIED, new Evidence("/oncegate/keys/k/0", 0, null, null, null, "sent_verified")),
                 "create /oncegate/keys/k/authorizations/after-0 '{\"by\":\"<you>\",\"reason\":\"<why>\"}'", "g-1", 40L);
 
         JsonNode json = Cli.JSON.readTree(Json.line(Render.history(history)));
@@ -43,6 +44,8 @@ class JsonShapeTest {
         assertThat(json.fieldNames()).toIterable().containsExactly("key", "path", "exists", "state", "readable",
                 "next_attempt", "authorize_command", "genesis", "zxid", "record", "scopes", "authorizations", "unreadable");
         assertThat(json.get("genesis").asText()).isEqualTo("g-1");
+        assertThat(json.get("next_attempt").asText())
+                .isEqualTo("a new attempt would stop sent (`oncegate run` would exit 10.)");
         assertThat(json.get("zxid").asLong()).isEqualTo(40L);
         assertThat(json.get("authorize_command").asText()).startsWith("create /oncegate/keys/k/authorizations/after-0 ");
         JsonNode scope = json.get("scopes").get(0);

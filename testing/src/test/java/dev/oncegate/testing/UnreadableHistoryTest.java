@@ -111,6 +111,10 @@ class UnreadableHistoryTest {
             assertThat(u.repair()).contains("do not delete it");
         });
         assertThat(history.scopes()).singleElement().satisfies(s -> assertThat(s.state()).isNull());
-        assertThat(history.nextAttempt()).contains("stop unavailable (exit 13)").contains(zk.keyPath() + "/0");
+        assertThat(history.nextAttempt()).contains("stop unavailable").contains(zk.keyPath() + "/0");
+        assertThat(history.nextStop()).isInstanceOfSatisfying(Decision.StopUnavailable.class, stop -> {
+            assertThat(stop.reason()).isEqualTo(StopReason.UNREADABLE_RECORD);
+            assertThat(stop.evidence().path()).isEqualTo(zk.keyPath() + "/0");
+        });
     }
 }
