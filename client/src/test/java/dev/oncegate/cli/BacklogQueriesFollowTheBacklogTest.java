@@ -101,6 +101,7 @@ class BacklogQueriesFollowTheBacklogTest extends CliFixture {
 
         // Then exactly those two are printed, for far fewer requests than there are keys
         long requests = zk.requestsReceived() - before;
+        System.out.println("list --state send_status_unknown among " + (CONSUMED + 3) + " keys: " + requests + " requests");
         assertThat(r.exit()).as(r.toString()).isZero();
         List<String> keys = new ArrayList<>();
         for (String line : r.stdout().split("\n")) {
@@ -125,6 +126,7 @@ class BacklogQueriesFollowTheBacklogTest extends CliFixture {
 
         // Then it counts exactly that backlog, for far fewer requests than there are keys
         long requests = zk.requestsReceived() - before;
+        System.out.println("one exporter scan among " + (CONSUMED + 3) + " keys: " + requests + " requests");
         assertThat(backlog.keys().get(ScopeState.ARMED)).isEqualTo(1);
         assertThat(backlog.keys().get(ScopeState.SEND_STATUS_UNKNOWN)).isEqualTo(1);
         assertThat(backlog.unusedAuthorizations()).isEqualTo(1);
