@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Test;
  * key {@code send_status_unknown}, an unused redelivery authorization), {@code oncegate list --state
  * send_status_unknown} and one exporter scan each send the server far fewer requests than there are
  * keys. Counted by the server itself ({@code srvr}'s packets received), never timed. A walk of every
- * key costs several requests a key, so both failed before the backlog index.
+ * key costs several requests a key, so both failed before the backlog index. A namespace of an older
+ * release, without the index, is walked as before, and both say so.
  */
 class BacklogQueriesFollowTheBacklogTest extends CliFixture {
 
@@ -133,6 +134,31 @@ class BacklogQueriesFollowTheBacklogTest extends CliFixture {
         assertThat(backlog.unreadableRecords()).isZero();
         assertThat(backlog.oldestArmed()).isNotNull();
         assertThat(requests).as("requests for one exporter scan among %d keys", CONSUMED + 3).isLessThan(BOUND);
+    }
+
+    @Test
+    void namespaceOfAnOlderRelease_listAndTheScanWalkEveryKey_andSaySo() throws Exception {
+        // Given a namespace initialised before the backlog index (its index removed, as an older init left it)
+        String old = "/older-" + java.util.UUID.randomUUID();
+        Gate.initialize(curator, old);
+        curator.delete().deletingChildrenIfNeeded().forPath(old + "/backlog");
+        EffectKey unknown = key("older-unknown");
+        try (Gate g = Gate.builder(curator).namespace(old).taskId("older").build(); Attempt a = g.enter(unknown)) {
+            a.cross(new RecordingProvider().unconfirmed());
+        }
+
+        // When the operator asks which keys are unknown, and the exporter scans
+        Cli.Result r = ops.run("list", "--connect", zk.connectString(), "--namespace", old, "--state", "send_status_unknown");
+        Backlog backlog = Backlog.scan(Operator.builder(curator).namespace(old).build(), Clock.systemUTC());
+
+        // Then both walk every key, as before the index, and say so
+        assertThat(r.exit()).as(r.toString()).isZero();
+        assertThat(r.stderr()).contains("no backlog index", "oncegate init");
+        JsonNode line = Cli.JSON.readTree(r.stdout().strip());
+        assertThat(line.get("key").asText()).isEqualTo(unknown.key());
+        assertThat(line.get("source").asText()).isEqualTo("walk");
+        assertThat(backlog.source()).isEqualTo(Backlog.Source.WALK);
+        assertThat(backlog.keys().get(ScopeState.SEND_STATUS_UNKNOWN)).isEqualTo(1);
     }
 
     static Operator operator() {
