@@ -23,6 +23,10 @@ Rules the API keeps for you:
 * A checkpoint or crossing that is refused raises :class:`Stopped`; anything that cannot reach the sidecar raises
   :class:`Unavailable`. Both mean: do not act.
 * Leaving the ``with gate.effect(...)`` block without crossing releases the lease at once.
+* ``gate.effect(..., cross=True)`` is for an agent with no checkpoint: it enters and, when the decision is
+  proceed, arms in the same call (one round trip fewer); ``effect.crossing()`` then returns the armed crossing
+  without another call. The effect is armed from the start: no checkpoint, no release, and leaving the ``with``
+  block without reporting records ``send_status_unknown``.
 
 The effect key is derived here exactly as in Java (``effect_key``), byte for byte (``shared/key-vectors.json``).
 
@@ -228,15 +232,17 @@ class Gate(object):
     # -- the API
 
     def effect(self, destination=None, destination_name=None, file=None, content=None, sha256=None, task=None,
-               wait=0, key=None):
+               wait=0, key=None, cross=False):
         """Enters the effect (see ``effect_key`` for the arguments); use it as a context manager.
 
-        ``wait`` (seconds) is how long to wait for another active executor's final decision.
+        ``wait`` (seconds) is how long to wait for another active executor's final decision. ``cross=True`` arms
+        in the same call when the decision is proceed (``/v1/enter-and-cross``): only for an agent that has no
+        checkpoint and acts at once.
         """
         if key is None or destination is not None or destination_name is not None:
             key = effect_key(destination=destination, destination_name=destination_name, file=file, content=content,
                              sha256=sha256)
-        return Effect(self, key, task, wait)
+        return Effect(self, key, task, wait, cross)
 
     def inspect(self, key):
         """Everything recorded about a key (an EffectKey or its 64-hex text), as ``oncegate inspect`` prints it."""
@@ -314,7 +320,7 @@ class Gate(object):
 class Effect(object):
     """One agent's attempt at one effect, from enter to the end of its ``with`` block."""
 
-    def __init__(self, gate, key, task, wait):
+    def __init__(self, gate, key, task, wait, cross=False):
         self.gate = gate
         self.key = key
         self.task = task
@@ -322,6 +328,8 @@ class Effect(object):
         self.decision = None
         self.handle = None
         self._crossed = False
+        self._cross_at_enter = cross
+        self._armed = None  # the armed answer of enter-and-cross, until crossing() takes it
 
     def __enter__(self):
         body = {"destination" if self.key.identity == "stable" else "destination_name":
@@ -330,9 +338,12 @@ class Effect(object):
             body["task"] = self.task
         if self.wait:
             body["wait_ms"] = int(self.wait * 1000)
-        answer = self.gate.call("enter", body, extra_timeout=self.wait or 0)
+        answer = self.gate.call("enter-and-cross" if self._cross_at_enter else "enter", body,
+                                extra_timeout=self.wait or 0)
         self.decision = Decision(answer)
         self.handle = answer.get("handle")
+        if self._cross_at_enter and answer.get("armed"):
+            self._armed = answer
         return self
 
     def _ids(self):
@@ -340,6 +351,7 @@ class Effect(object):
 
     def checkpoint(self, name):
         """Revalidates the lease before a step near the boundary (opening a picker); raises Stopped on a stop."""
+        self._require_not_armed("checkpoint")
         self._require_proceeding("checkpoint")
         answer = self.gate.call("checkpoint", dict(self._ids(), name=name))
         decision = Decision(answer)
@@ -354,13 +366,20 @@ class Effect(object):
         """Arms the scope; the ``with`` body is the boundary. Raises Stopped when arming is refused."""
         self._require_proceeding("crossing")
         self._crossed = True
-        return Crossing(self)
+        armed, self._armed = self._armed, None
+        return Crossing(self, armed)
 
     def release(self):
         """Gives the lease back before crossing (leaving the ``with`` block does it too)."""
+        self._require_not_armed("release")
         if self.handle is not None and not self._crossed:
             handle, self.handle = self.handle, None
             self.gate.call("release", {"handle": handle, "token": self.decision.token})
+
+    def _require_not_armed(self, what):
+        if self._armed is not None:
+            raise OncegateError("%s: this effect was entered with cross=True and is armed; act inside"
+                                " effect.crossing() and report the outcome" % what)
 
     def _require_proceeding(self, what):
         if self.decision is None or not self.decision.proceed or self.handle is None:
@@ -370,6 +389,10 @@ class Effect(object):
             raise OncegateError("%s: this effect already crossed; a scope is crossed once" % what)
 
     def __exit__(self, exc_type, exc, tb):
+        if self._armed is not None:
+            # Armed at enter and never taken into a crossing: armed means consumed, so say unknown at once.
+            self.crossing().__enter__().__exit__(exc_type, exc, tb)
+            return False
         if self.handle is not None and not self._crossed:
             try:
                 self.release()
@@ -387,15 +410,16 @@ class Crossing(object):
     fencing token, for a provider that refuses stale executors.
     """
 
-    def __init__(self, effect):
+    def __init__(self, effect, armed=None):
         self._effect = effect
+        self._answer = armed
         self.armed = False
         self.result = None
         self.scope = self.token = self.zxid = self.idempotency_key = None
 
     def __enter__(self):
         e = self._effect
-        answer = e.gate.call("cross", e._ids())
+        answer = self._answer if self._answer is not None else e.gate.call("cross", e._ids())
         if not answer.get("armed"):
             e.decision = Decision(answer)
             e.handle = None

@@ -133,3 +133,40 @@ def test_wrongToken_changesNothing(sidecar, effect):
     history = sidecar.gate().inspect(oncegate.effect_key(destination=effect["destination"],
                                                          content=effect["content"].encode()))
     assert history["exists"] is False
+
+
+def test_crossAtEnter_armsInOneCall_andTheNextAgentStops(sidecar, effect):
+    # Given: an agent with no checkpoint enters and arms in one call
+    gate = sidecar.gate()
+    content = effect["content"].encode()
+    with gate.effect(destination=effect["destination"], content=content, task="quick", cross=True) as quick:
+        assert quick.decision.proceed
+        # When: it acts inside the crossing (already armed: no further call) and reports
+        with quick.crossing() as crossing:
+            assert crossing.armed and len(crossing.idempotency_key) == 32
+            result = crossing.sent_verified(evidence="msg-1")
+
+    # Then: the outcome is on record, and the next agent (same call) stops on it without arming
+    assert result["reads_as"] == "sent_verified"
+    with gate.effect(destination=effect["destination"], content=content, task="late", cross=True) as late:
+        assert late.decision.kind == "stop_sent"
+        with pytest.raises(oncegate.Stopped):
+            late.crossing()
+
+
+def test_crossAtEnter_leftWithoutItsCrossing_recordsUnknown(sidecar, effect):
+    # Given: an agent armed at enter
+    gate = sidecar.gate()
+    content = effect["content"].encode()
+
+    # When: its code raises before it enters the crossing, and it had asked for a checkpoint (refused: armed)
+    with pytest.raises(RuntimeError):
+        with gate.effect(destination=effect["destination"], content=content, task="early", cross=True) as e:
+            with pytest.raises(oncegate.OncegateError):
+                e.checkpoint("picker")
+            raise RuntimeError("the agent's own bug")
+
+    # Then: armed means consumed: send_status_unknown is recorded at once, never not_sent
+    history = gate.inspect(oncegate.effect_key(destination=effect["destination"], content=content))
+    assert history["state"] == "send_status_unknown"
+    assert "RuntimeError" in json.dumps(history)

@@ -206,7 +206,8 @@ final class Sidecar implements AutoCloseable {
                     requireMethod(method, "GET");
                     send(exchange, 200, MetricsEndpoint.CONTENT_TYPE, registry.scrape());
                 }
-                case "/v1/enter", "/v1/checkpoint", "/v1/cross", "/v1/outcome", "/v1/release", "/v1/inspect" -> {
+                case "/v1/enter", "/v1/enter-and-cross", "/v1/checkpoint", "/v1/cross", "/v1/outcome", "/v1/release",
+                     "/v1/inspect" -> {
                     requireMethod(method, "POST");
                     authenticate(exchange);
                     if (stopping) {
@@ -215,7 +216,8 @@ final class Sidecar implements AutoCloseable {
                     sendJson(exchange, 200, call(path.substring(4), exchange));
                 }
                 default -> throw new SidecarError(404, null, "no such endpoint: " + path
-                        + " (POST /v1/enter, /v1/checkpoint, /v1/cross, /v1/outcome, /v1/release, /v1/inspect; GET /healthz, /metrics)");
+                        + " (POST /v1/enter, /v1/enter-and-cross, /v1/checkpoint, /v1/cross, /v1/outcome, /v1/release,"
+                        + " /v1/inspect; GET /healthz, /metrics)");
             }
         } catch (SidecarError e) {
             if (e.status() == 401) {
@@ -239,7 +241,8 @@ final class Sidecar implements AutoCloseable {
     private Map<String, Object> call(String endpoint, HttpExchange exchange) throws IOException, InterruptedException {
         long now = System.nanoTime();
         return switch (endpoint) {
-            case "enter" -> enter(SidecarRequest.read(exchange.getRequestBody(), ENTER_FIELDS));
+            case "enter" -> enter(SidecarRequest.read(exchange.getRequestBody(), ENTER_FIELDS)).answer();
+            case "enter-and-cross" -> enterAndCross(SidecarRequest.read(exchange.getRequestBody(), ENTER_FIELDS));
             case "checkpoint" -> checkpoint(SidecarRequest.read(exchange.getRequestBody(), CHECKPOINT_FIELDS), now);
             case "cross" -> cross(SidecarRequest.read(exchange.getRequestBody(), HANDLE_FIELDS), now);
             case "outcome" -> outcome(SidecarRequest.read(exchange.getRequestBody(), OUTCOME_FIELDS), now);
@@ -270,7 +273,11 @@ final class Sidecar implements AutoCloseable {
 
     // ---- endpoints -----------------------------------------------------------------------------
 
-    private Map<String, Object> enter(SidecarRequest r) throws InterruptedException {
+    /** An enter's answer, and the handle it opened (null on a stop). */
+    private record Entered(Map<String, Object> answer, SidecarHandle handle) {
+    }
+
+    private Entered enter(SidecarRequest r) throws InterruptedException {
         String task = r.text("task");
         if (task != null && (task.isEmpty() || task.length() > 256)) {
             throw SidecarError.badField("task", "must be 1 to 256 characters, got " + task.length());
@@ -293,6 +300,7 @@ final class Sidecar implements AutoCloseable {
         }
         Decision decision = attempt.decision();
         Map<String, Object> out = Json.object();
+        SidecarHandle handle = null;
         if (decision instanceof Decision.Stop || stopping) {
             attempt.close();
             gates.release(task, System.nanoTime());
@@ -302,14 +310,51 @@ final class Sidecar implements AutoCloseable {
             }
         } else {
             String id = HexFormat.of().formatHex(nextId());
-            SidecarHandle handle = new SidecarHandle(id, attempt, task, System.nanoTime(),
+            handle = new SidecarHandle(id, attempt, task, System.nanoTime(),
                     () -> gates.release(task, System.nanoTime()));
             handles.put(id, handle);
             out.put("handle", id);
         }
         out.put("key", key.key());
         decision(out, decision);
-        return out;
+        return new Entered(out, handle);
+    }
+
+    /**
+     * Enter, then cross at once when it proceeded: the library's two calls in one round trip, for
+     * an agent with no checkpoint. A stop arms nothing; so does a crossing with no thread free,
+     * which also releases the lease (the agent never saw the handle).
+     */
+    private Map<String, Object> enterAndCross(SidecarRequest r) throws InterruptedException {
+        Entered entered = enter(r);
+        Map<String, Object> out = entered.answer();
+        SidecarHandle handle = entered.handle();
+        if (handle == null) {
+            out.put("armed", false);
+            out.put("idempotency_key", null);
+            return out;
+        }
+        handle.claim(handle.token().version(), System.nanoTime());
+        try {
+            Object result;
+            try {
+                result = handle.cross(crossings, settings.outcomeTimeout(), armBound);
+            } catch (SidecarError e) {
+                if (handle.state() == SidecarHandle.State.OPEN) {
+                    handle.finish("released: no crossing thread was free (--max-crossings)");
+                    throw new SidecarError(e.status(), e.field(), "too many crossings in flight (--max-crossings);"
+                            + " nothing was armed and the lease was released: enter again");
+                }
+                throw e;
+            }
+            crossed(out, handle, result);
+            if (!(Boolean) out.get("armed")) {
+                out.put("handle", null);
+            }
+            return out;
+        } finally {
+            handle.unclaim(System.nanoTime());
+        }
     }
 
     private byte[] nextId() {
@@ -348,25 +393,30 @@ final class Sidecar implements AutoCloseable {
             Object result = handle.cross(crossings, settings.outcomeTimeout(), armBound);
             Map<String, Object> out = Json.object();
             out.put("key", handle.key.key());
-            if (result instanceof BoundaryAction.Context context) {
-                out.put("armed", true);
-                out.put("decision", "proceed");
-                out.put("reason", null);
-                out.put("scope", context.scope());
-                out.put("token", context.token().version());
-                out.put("zxid", context.token().zxid());
-                out.put("idempotency_key", context.idempotencyKey());
-                out.put("evidence", null);
-            } else {
-                Crossing.Refused refused = (Crossing.Refused) result;
-                out.put("armed", false);
-                decision(out, refused.stop());
-                out.put("scope", handle.scope());
-                out.put("idempotency_key", null);
-            }
+            crossed(out, handle, result);
             return out;
         } finally {
             handle.unclaim(System.nanoTime());
+        }
+    }
+
+    /** A crossing's fields: armed (act now) with the idempotency key, or the stop that refused it. */
+    private static void crossed(Map<String, Object> out, SidecarHandle handle, Object result) {
+        if (result instanceof BoundaryAction.Context context) {
+            out.put("armed", true);
+            out.put("decision", "proceed");
+            out.put("reason", null);
+            out.put("scope", context.scope());
+            out.put("token", context.token().version());
+            out.put("zxid", context.token().zxid());
+            out.put("idempotency_key", context.idempotencyKey());
+            out.put("evidence", null);
+        } else {
+            Crossing.Refused refused = (Crossing.Refused) result;
+            out.put("armed", false);
+            decision(out, refused.stop());
+            out.put("scope", handle.scope());
+            out.put("idempotency_key", null);
         }
     }
 

@@ -27,8 +27,8 @@ import picocli.CommandLine.Option;
  * {@code send_status_unknown} for the rest.
  */
 @Command(name = "sidecar", mixinStandardHelpOptions = true,
-        description = "Serve the gate to local agents in any language: JSON over HTTP on loopback (enter, checkpoint,"
-                + " cross, outcome, release, inspect), with /metrics and /healthz. One ZooKeeper session for all agents.",
+        description = "Serve the gate to local agents in any language: JSON over HTTP on loopback (enter,"
+                + " enter-and-cross, checkpoint, cross, outcome, release, inspect), with /metrics and /healthz. One ZooKeeper session for all agents.",
         footer = {"", "Every /v1/ call carries 'Authorization: Bearer TOKEN', the token written (mode 0600) to"
                         + " --token-file at start; /healthz (503 when the ZooKeeper session is not connected) and"
                         + " /metrics need none. The API: client/src/main/resources/dev/oncegate/cli/sidecar-openapi.yaml;"
@@ -36,6 +36,9 @@ import picocli.CommandLine.Option;
                 "Lifetimes: a handle with no call for --handle-idle-timeout is released (its lease freed); an armed"
                         + " crossing waits --outcome-timeout for the agent's outcome, then records send_status_unknown;"
                         + " a lost session fails every open handle closed.",
+                "Beyond loopback it serves HTTPS only: --listen 0.0.0.0:7460 --tls-keystore server.p12"
+                        + " --tls-password-file FILE; the token is still required. No Unix socket (the JDK's HTTP server"
+                        + " serves TCP only).",
                 "Prints {\"sidecar\":\"started\",\"url\":URL,\"token_file\":PATH,…} on stdout once listening.",
                 "Exit codes: 0 stopped by a signal with every crossing recorded; 1 stopped with a crossing whose outcome"
                         + " may be unrecorded (it reads send_status_unknown); 2 bad input or --listen unusable."})

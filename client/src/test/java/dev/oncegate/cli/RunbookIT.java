@@ -154,6 +154,8 @@ class RunbookIT {
         env.put("ADMIN", ADMIN);
         env.put("NEW_ROLES", secret("new-roles", "worker=worker:w-n3w\noperator=" + NEW_OPERATOR + "\nadmin=" + NEW_ADMIN + "\n"));
         env.put("NEW_OPERATOR_AUTH", secret("new-operator.auth", NEW_OPERATOR));
+        env.put("WORKER_AUTH", secret("worker.auth", WORKER));
+        env.put("SIDECAR_TOKEN", dir.resolve("sidecar").resolve("sidecar.token").toString());
 
         Map<String, Consumer<String>> checks = new LinkedHashMap<>();
         checks.put("Health check", out -> assertThat(out).contains("ok    genesis", "this identity is the operator")
@@ -197,6 +199,9 @@ class RunbookIT {
             assertThat(out).doesNotContain("\"removed\":true");
             assertThat(exists(consumed.path())).as("a 90-day retention removes nothing recent").isTrue();
         });
+        checks.put("The sidecar", out -> assertThat(out).contains("\"status\":\"ok\"", "\"zookeeper\":\"connected\"")
+                .contains("oncegate_zookeeper_connection{").contains("without the token: 401")
+                .contains("\"key\":\"" + consumed.key().key() + "\""));
         checks.put("Rotate credentials", out -> {
             assertThat(out).contains("\"key\":\"" + consumed.key().key() + "\"");
             Cli.Result old = cli.run("inspect", "--namespace", NS, "--auth", OPERATOR, "--key", consumed.key().key());
@@ -220,12 +225,33 @@ class RunbookIT {
                 admin.setData().forPath(corrupt.path() + "/0/armed/outcome",
                         "{\"v\":2,\"outcome\":\"sent_veri".getBytes(StandardCharsets.UTF_8));
             }
+            Cli.Running sidecar = section.title().equals("The sidecar") ? sidecar() : null;
             StringBuilder out = new StringBuilder();
             for (Block block : section.blocks()) {
                 out.append(block.language().equals("sh") ? shell(section, block) : zkcli(section, block));
             }
             checks.get(section.title()).accept(out.toString());
+            if (sidecar != null) {
+                // "Exit 0: every crossing's outcome was written" (none was open)
+                sidecar.process().destroy();
+                assertThat(sidecar.process().waitFor(Timing.PROCESS.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+                assertThat(sidecar.process().exitValue()).as(sidecar.stderr()).isZero();
+            }
         }
+    }
+
+    /** {@code oncegate sidecar} as the worker, as the runbook's sidecar section expects it: its URL in $SIDECAR_URL. */
+    Cli.Running sidecar() throws Exception {
+        Cli.Running sidecar = cli.start("sidecar", "--namespace", NS, "--auth-file", env.get("WORKER_AUTH"), "--listen",
+                "127.0.0.1:0", "--token-file", env.get("SIDECAR_TOKEN"));
+        long deadline = System.nanoTime() + Timing.APPEAR.toNanos();
+        while (!sidecar.stdout().contains("\"started\"")) {
+            assertThat(System.nanoTime()).as("the sidecar did not start: " + sidecar.stderr()).isLessThan(deadline);
+            assertThat(sidecar.process().isAlive()).as(sidecar.stderr()).isTrue();
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
+        env.put("SIDECAR_URL", Cli.JSON.readTree(sidecar.stdout().strip()).get("url").asText());
+        return sidecar;
     }
 
     /** A key of this test: what it delivers, where, and its ledger. */

@@ -52,6 +52,11 @@ class SidecarContractTest extends SidecarFixture {
         post("/v1/enter", Map.of("destination", dest, "sha256", sha256), null);
         postRaw("/v1/enter", "{", bearer);
         post("/v1/enter", Map.of("key", "a".repeat(64)));
+        String other = "ab".repeat(32); // another content for this test's destination: a new key
+        Answer both = post("/v1/enter-and-cross", Map.of("destination", dest, "sha256", other, "task", "agent-c"));
+        post("/v1/outcome", with(handle(both), "outcome", "sent_verified", "evidence", "r-2"));
+        post("/v1/enter-and-cross", Map.of("destination", dest, "sha256", other, "task", "agent-d")); // consumed
+        post("/v1/enter-and-cross", Map.of("destination", "no-colon", "sha256", sha256));
         get("/healthz");
         get("/metrics");
 
@@ -74,6 +79,7 @@ class SidecarContractTest extends SidecarFixture {
                     .isEqualTo(fieldNames(schema.get("properties")));
         }
         assertThat(statusesSeen).contains("/v1/enter 200", "/v1/enter 400", "/v1/enter 401", "/v1/enter 404",
+                "/v1/enter-and-cross 200", "/v1/enter-and-cross 400",
                 "/v1/checkpoint 200", "/v1/checkpoint 409", "/v1/cross 200", "/v1/cross 404", "/v1/outcome 200",
                 "/v1/outcome 409", "/v1/release 200", "/v1/release 404", "/v1/inspect 200", "/v1/inspect 400",
                 "/healthz 200", "/metrics 200");

@@ -55,15 +55,21 @@ final class MarkdownTable {
             md.append(String.format(Locale.ROOT, "%n| sidecar phase | value |%n|---|---|%n"
                             + "| %d Python clients through oncegate sidecar, new keys: effects/s | %s |%n"
                             + "| per effect p50 / p99 / p99.9 / max ms | %.2f / %.2f / %.2f / %.2f |%n"
+                            + "| the same with enter-and-cross (two calls per effect): effects/s | %s |%n"
+                            + "| per effect p50 / p99 / p99.9 / max ms | %.2f / %.2f / %.2f / %.2f |%n"
                             + "| one Python client: mean ms per effect (p50 / p99) | %.2f (%.2f / %.2f) |%n"
+                            + "| one Python client, enter-and-cross: mean ms per effect (p50 / p99) | %.2f (%.2f / %.2f) |%n"
                             + "| `oncegate run -- true`: mean ms per effect (%d runs) | %,.0f |%n"
                             + "| open handles: heap bytes / resident bytes / threads per handle | %,.0f / %,.0f / %.3f (%d threads"
                             + " with %d handles, %d without) |%n"
                             + "| undecided | %d |%n", sc.clients(), rate(sc.perSecond()), sc.latency().p50Ms(),
-                    sc.latency().p99Ms(), sc.latency().p999Ms(), sc.latency().maxMs(), sc.oneClientMeanMs(),
-                    sc.oneClientLatency().p50Ms(), sc.oneClientLatency().p99Ms(), sc.runEffects(), sc.runMeanMs(),
+                    sc.latency().p99Ms(), sc.latency().p999Ms(), sc.latency().maxMs(), rate(sc.twoCallPerSecond()),
+                    sc.twoCallLatency().p50Ms(), sc.twoCallLatency().p99Ms(), sc.twoCallLatency().p999Ms(),
+                    sc.twoCallLatency().maxMs(), sc.oneClientMeanMs(),
+                    sc.oneClientLatency().p50Ms(), sc.oneClientLatency().p99Ms(), sc.twoCallOneClientMeanMs(),
+                    sc.twoCallOneClientLatency().p50Ms(), sc.twoCallOneClientLatency().p99Ms(), sc.runEffects(), sc.runMeanMs(),
                     sc.heapBytesPerHandle(), sc.rssBytesPerHandle(), sc.threadsPerHandle(), sc.threadsWithHandles(),
-                    sc.openHandles(), sc.threadsWithoutHandles(), sc.undecided()));
+                    sc.openHandles(), sc.threadsWithoutHandles(), sc.undecided() + sc.twoCallUndecided()));
         } else if (report.sidecarSkipped() != null) {
             md.append("\nSidecar phase skipped: ").append(report.sidecarSkipped()).append("\n");
         }

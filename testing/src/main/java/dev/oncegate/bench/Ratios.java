@@ -93,8 +93,13 @@ final class Ratios {
             put("sidecar_python_vs_" + arm + "_new_keys_16", s == null || library == null
                             || library.summary().perSecond().median() == 0 ? null
                             : s.perSecond() / library.summary().perSecond().median(),
-                    "sidecar phase: effects/s of 16 Python processes through oncegate sidecar on new keys, over the median"
-                            + " effects/s of " + arm + " (16 threads in this JVM) on new_keys_16");
+                    "sidecar phase: effects/s of 16 Python processes through oncegate sidecar on new keys (enter, cross,"
+                            + " outcome), over the median effects/s of " + arm + " (16 threads in this JVM) on new_keys_16");
+            put("sidecar_python_enter_and_cross_vs_" + arm + "_new_keys_16", s == null || library == null
+                            || library.summary().perSecond().median() == 0 ? null
+                            : s.twoCallPerSecond() / library.summary().perSecond().median(),
+                    "sidecar phase: the same with enter-and-cross (two calls per effect, for agents with no checkpoint),"
+                            + " over the median effects/s of " + arm + " on new_keys_16");
         }
         put("run_vs_sidecar_ms_per_effect", s == null || s.oneClientMeanMs() == 0 ? null : s.runMeanMs() / s.oneClientMeanMs(),
                 "sidecar phase: mean wall time of `oncegate run -- true` per effect over one Python client's mean per effect");

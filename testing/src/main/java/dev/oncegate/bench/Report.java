@@ -205,12 +205,19 @@ record Report(int schema, String tool, String started, double wallSeconds, long 
      * @param heapBytesPerHandle the sidecar's heap after a full GC, per open handle (against none open)
      * @param rssBytesPerHandle  its resident memory, per open handle
      * @param threadsPerHandle   its threads, per open handle
+     * @param twoCallEffects     the same 16 clients with enter-and-cross (two calls per effect): effects
+     * @param twoCallPerSecond   their effects/s
+     * @param twoCallLatency     their per-effect latency
+     * @param twoCallUndecided   their effects without a decision
+     * @param twoCallOneClientMeanMs  one client alone with enter-and-cross: mean per effect
+     * @param twoCallOneClientLatency its per-effect latency
      */
     record SidecarResult(String skipped, int clients, double seconds, long effects, double perSecond, Latency latency,
                          long undecided, String firstError, double oneClientMeanMs, Latency oneClientLatency,
                          int runEffects, double runMeanMs, int openHandles, double heapBytesPerHandle,
                          double rssBytesPerHandle, double threadsPerHandle, int threadsWithoutHandles,
-                         int threadsWithHandles) {
+                         int threadsWithHandles, long twoCallEffects, double twoCallPerSecond, Latency twoCallLatency,
+                         long twoCallUndecided, double twoCallOneClientMeanMs, Latency twoCallOneClientLatency) {
     }
 
     /** The arm results of one workload, by arm name; empty when the workload did not run. */

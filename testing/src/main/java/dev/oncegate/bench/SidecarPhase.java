@@ -27,10 +27,15 @@ import dev.oncegate.Gate;
  * Python fleets pay without the sidecar; and the sidecar's memory and threads per open handle.
  *
  * <ul>
+ *   <li>The sidecar warmed first by the same 16 processes on both paths below, untimed, for a
+ *       third of the phase's length each (at most 5 s): the library's arms are measured in a JVM
+ *       that has run every earlier trial, so the sidecar's JIT is warm too.</li>
  *   <li>16 Python processes, each entering new keys one after another (enter, cross, report
- *       sent_verified) for the phase's length; effects/s over all of them and per-effect latency
- *       percentiles (each effect from the agent's enter to the recorded outcome).</li>
- *   <li>One Python process doing the same, for the per-effect latency of one agent alone.</li>
+ *       sent_verified: three calls) for the phase's length; effects/s over all of them and
+ *       per-effect latency percentiles (each effect from the agent's enter to the recorded outcome).</li>
+ *   <li>The same with {@code enter-and-cross} (two calls: the enter arms, as for an agent with no
+ *       checkpoint).</li>
+ *   <li>One Python process doing each, for the per-effect latency of one agent alone.</li>
  *   <li>{@code java -jar oncegate.jar run … -- true} on new keys, one after another: wall time
  *       per effect (a JVM start and a ZooKeeper session each).</li>
  *   <li>One Python process holding {@code handles} open handles (entered, not crossed): the
@@ -90,11 +95,16 @@ final class SidecarPhase {
             Map<String, String> env = Map.of("ONCEGATE_SIDECAR_URL", url,
                     "ONCEGATE_SIDECAR_TOKEN_FILE", dir.resolve("sidecar.token").toString(),
                     "PYTHONPATH", options.pythonClient().toAbsolutePath().toString());
-            effects(script, env, 1, Math.min(2.0, seconds / 2), "warmup"); // the sidecar's JIT, untimed
-            Agents many = effects(script, env, CLIENTS, seconds, "many");
-            progress.step(String.format(java.util.Locale.ROOT, "sidecar: %d Python clients, %.1f effects/s, p50 %.2f ms",
-                    CLIENTS, many.perSecond(), many.latency().p50Ms()));
-            Agents one = effects(script, env, 1, seconds / 2, "one");
+            double warmup = Math.min(5.0, seconds / 3); // the sidecar's JIT, untimed (see above)
+            effects(script, env, CLIENTS, warmup, "warmup", false);
+            effects(script, env, CLIENTS, warmup, "warmup2", true);
+            Agents many = effects(script, env, CLIENTS, seconds, "many", false);
+            Agents manyTwo = effects(script, env, CLIENTS, seconds, "many2", true);
+            progress.step(String.format(java.util.Locale.ROOT, "sidecar: %d Python clients, %.1f effects/s, p50 %.2f ms"
+                    + " (enter-and-cross: %.1f effects/s, p50 %.2f ms)", CLIENTS, many.perSecond(), many.latency().p50Ms(),
+                    manyTwo.perSecond(), manyTwo.latency().p50Ms()));
+            Agents one = effects(script, env, 1, seconds / 2, "one", false);
+            Agents oneTwo = effects(script, env, 1, seconds / 2, "one2", true);
             double runMs = runEffects();
             progress.step(String.format(java.util.Locale.ROOT, "sidecar: one client %.2f ms per effect; oncegate run -- true"
                     + " %.0f ms per effect", one.meanMs(), runMs));
@@ -119,7 +129,8 @@ final class SidecarPhase {
                         many.latency(), many.undecided(), many.firstError(), one.meanMs(), one.latency(),
                         options.runEffects(), runMs, open, (with.heapBytes() - before.heapBytes()) / (double) n,
                         (with.rssBytes() - before.rssBytes()) / (double) n, (with.threads() - before.threads()) / (double) n,
-                        before.threads(), with.threads());
+                        before.threads(), with.threads(), manyTwo.effects(), manyTwo.perSecond(), manyTwo.latency(),
+                        manyTwo.undecided(), oneTwo.meanMs(), oneTwo.latency());
             } finally {
                 holder.destroyForcibly();
             }
@@ -144,10 +155,13 @@ final class SidecarPhase {
                           long undecided, String firstError) {
     }
 
-    private Agents effects(Path script, Map<String, String> env, int clients, double seconds, String tag) throws Exception {
+    private Agents effects(Path script, Map<String, String> env, int clients, double seconds, String tag,
+                           boolean enterAndCross) throws Exception {
         List<Process> agents = new ArrayList<>();
         for (int i = 0; i < clients; i++) {
-            agents.add(python(script, env, "effects", Double.toString(seconds), tag + "-" + options.seed() + "-" + i));
+            String prefix = tag + "-" + options.seed() + "-" + i;
+            agents.add(enterAndCross ? python(script, env, "effects", Double.toString(seconds), prefix, "enter-and-cross")
+                    : python(script, env, "effects", Double.toString(seconds), prefix));
         }
         List<Double> latencies = new ArrayList<>();
         long undecided = 0;

@@ -1,7 +1,10 @@
 """The benchmark's Python agents (oncegate-bench's sidecar phase), through the oncegate Python client.
 
-usage: sidecar_agents.py effects SECONDS PREFIX   new keys one after another until SECONDS pass: enter, cross,
-                                                  report sent_verified; prints {"effects", "latencies_ms", ...}
+usage: sidecar_agents.py effects SECONDS PREFIX [enter-and-cross]
+                                                  new keys one after another until SECONDS pass: enter, cross,
+                                                  report sent_verified (three calls; with enter-and-cross two: the
+                                                  enter arms, as for an agent with no checkpoint); prints
+                                                  {"effects", "latencies_ms", ...}
        sidecar_agents.py handles N PREFIX         enters N new keys and holds them (no crossing); prints {"open": N}
                                                   once all are open, then waits until stdin closes
 The sidecar's URL and token file come from $ONCEGATE_SIDECAR_URL and $ONCEGATE_SIDECAR_TOKEN_FILE.
@@ -13,7 +16,7 @@ import time
 import oncegate
 
 
-def effects(seconds, prefix):
+def effects(seconds, prefix, cross_at_enter=False):
     gate = oncegate.Gate()
     latencies, undecided, first_error = [], 0, None
     deadline = time.perf_counter() + seconds
@@ -23,7 +26,8 @@ def effects(seconds, prefix):
         n += 1
         t0 = time.perf_counter()
         try:
-            with gate.effect(destination="bench:sidecar", content=("%s-%d" % (prefix, n)).encode()) as effect:
+            with gate.effect(destination="bench:sidecar", content=("%s-%d" % (prefix, n)).encode(),
+                             cross=cross_at_enter) as effect:
                 if not effect.decision.proceed:
                     raise oncegate.Stopped(effect.decision)
                 with effect.crossing() as crossing:
@@ -53,6 +57,6 @@ def handles(count, prefix):
 if __name__ == "__main__":
     mode, amount, prefix = sys.argv[1], sys.argv[2], sys.argv[3]
     if mode == "effects":
-        effects(float(amount), prefix)
+        effects(float(amount), prefix, cross_at_enter=sys.argv[4:] == ["enter-and-cross"])
     else:
         handles(int(amount), prefix)
