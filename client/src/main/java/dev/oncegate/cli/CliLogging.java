@@ -1,5 +1,7 @@
 package dev.oncegate.cli;
 
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -20,8 +22,8 @@ import org.slf4j.spi.MDCAdapter;
 import org.slf4j.spi.SLF4JServiceProvider;
 
 /**
- * The CLI's logging backend: slf4j-simple (configured by {@code simplelogger.properties} and the
- * system properties {@link Main} sets), with an MDC that works and is shown. slf4j-simple alone
+ * The CLI's logging backend: slf4j-simple (configured by {@link #DEFAULTS} and the system
+ * properties {@link Main} sets), with an MDC that works and is shown. slf4j-simple alone
  * has a no-op MDC, which would drop the {@code oncegate.key}, {@code oncegate.scope} and
  * {@code oncegate.task} entries the library sets around its work; here every line that has MDC
  * entries ends with them, sorted, as {@code {oncegate.key=…, oncegate.scope=0, oncegate.task=…}}.
@@ -54,8 +56,45 @@ public final class CliLogging implements SLF4JServiceProvider {
     public CliLogging() {
     }
 
+    /**
+     * slf4j-simple's configuration, each setting applied unless a system property already gives
+     * it (as {@code -Dorg.slf4j.simpleLogger…} or set by {@link Main#configureLogging}), which is
+     * how slf4j-simple weighs its system properties over its {@code simplelogger.properties}.
+     * Not that file: slf4j-simple reads it through a {@code jar:} URL, which opens the whole jar
+     * a second time (some 15,000 entries), a tenth of what {@code oncegate run -- true} spends.
+     * stdout belongs to JSON output and to {@code run}'s command, so everything goes to stderr.
+     */
+    static final Map<String, String> DEFAULTS = defaults();
+
+    private static Map<String, String> defaults() {
+        Map<String, String> all = new LinkedHashMap<>();
+        all.put("org.slf4j.simpleLogger.logFile", "System.err");
+        all.put("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        all.put("org.slf4j.simpleLogger.showDateTime", "true");
+        all.put("org.slf4j.simpleLogger.dateTimeFormat", "yyyy-MM-dd'T'HH:mm:ss.SSSZ");
+        all.put("org.slf4j.simpleLogger.showThreadName", "false");
+        all.put("org.slf4j.simpleLogger.showShortLogName", "true");
+        // --verbose / ONCEGATE_VERBOSE=1 raise this to info (Main sets the system property first).
+        all.put("org.slf4j.simpleLogger.log.dev.oncegate", "warn");
+        all.put("org.slf4j.simpleLogger.log.org.apache.zookeeper", "error");
+        all.put("org.slf4j.simpleLogger.log.org.apache.curator", "error");
+        // Logs a harmless ERROR when a latch is closed while its node is being created.
+        all.put("org.slf4j.simpleLogger.log.org.apache.curator.framework.recipes.leader.LeaderLatch", "off");
+        // An unresolvable host is reported once by oncegate (exit 13); ZooKeeper would add a stack trace per retry.
+        all.put("org.slf4j.simpleLogger.log.org.apache.zookeeper.client.StaticHostProvider", "off");
+        // oncegate server --metrics-port: Jetty (ZooKeeper's metrics provider) warns that its /metrics
+        // servlet leaves HTTP methods unconstrained, on every start; it serves GET only.
+        all.put("org.slf4j.simpleLogger.log.org.eclipse.jetty", "error");
+        return Collections.unmodifiableMap(all);
+    }
+
     @Override
     public void initialize() {
+        DEFAULTS.forEach((name, value) -> {
+            if (System.getProperty(name) == null) {
+                System.setProperty(name, value);
+            }
+        });
         markerFactory = new BasicMarkerFactory();
         mdcAdapter = new BasicMDCAdapter();
         loggerFactory = new SimpleLoggerFactory() {

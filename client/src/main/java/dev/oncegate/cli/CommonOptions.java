@@ -29,6 +29,11 @@ final class CommonOptions {
      * @throws IllegalArgumentException naming the namespace when it is not an absolute ZooKeeper path
      */
     String namespace() {
+        return namespace(namespace);
+    }
+
+    /** {@link #namespace()} for the value of {@code --namespace}, null when it is not given. */
+    static String namespace(String namespace) {
         if (namespace != null) {
             return Gate.checkNamespace(namespace);
         }

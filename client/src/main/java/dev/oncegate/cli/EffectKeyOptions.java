@@ -77,6 +77,16 @@ final class EffectKeyOptions {
         if (file == null) {
             throw new ParameterException(spec.commandLine(), "missing --file PATH: the content to deliver");
         }
+        return key(dest, destName, file);
+    }
+
+    /**
+     * The effect key of exactly one of {@code dest} and {@code destName} (the other null) and
+     * {@code file}.
+     *
+     * @throws IllegalArgumentException naming the option when the destination or file is bad (exit 2)
+     */
+    static EffectKey key(String dest, String destName, Path file) {
         Destination destination;
         try {
             destination = dest != null

@@ -57,9 +57,12 @@ public final class Main {
     /**
      * The subcommands, in the order the usage lists them, each made only when added: picocli
      * reads every added command's annotations, and reading all of them costs a short-lived
-     * command (`key`, `--version`) a good part of its start.
+     * command (`key`, `--version`) a good part of its start. In a class of its own, so that a
+     * command line answered without picocli ({@link QuickCommands}) loads none of them.
      */
-    private static final Map<String, Supplier<Object>> SUBCOMMANDS = subcommands();
+    private static final class Subcommands {
+        static final Map<String, Supplier<Object>> ALL = subcommands();
+    }
 
     private static Map<String, Supplier<Object>> subcommands() {
         Map<String, Supplier<Object>> all = new LinkedHashMap<>();
@@ -83,14 +86,21 @@ public final class Main {
         return Collections.unmodifiableMap(all);
     }
 
-    /** Runs the command line; returns the exit code instead of exiting. */
+    /**
+     * Runs the command line; returns the exit code instead of exiting. {@code --version} and a
+     * plain {@code key} are answered without picocli ({@link QuickCommands}), the same way.
+     */
     static int execute(String... args) {
+        int quick = QuickCommands.run(args);
+        if (quick != QuickCommands.DECLINED) {
+            return quick;
+        }
         return commandLine(args).execute(args);
     }
 
     /** Every subcommand: for the usage, the man pages and completion. */
     static CommandLine commandLine() {
-        return commandLine(SUBCOMMANDS.keySet());
+        return commandLine(Subcommands.ALL.keySet());
     }
 
     /**
@@ -104,13 +114,13 @@ public final class Main {
         if (first.equals("-V") || first.equals("--version")) {
             return commandLine(Set.of());
         }
-        boolean named = SUBCOMMANDS.containsKey(first) && !first.equals("help") && !first.equals("generate-completion");
-        return commandLine(named ? Set.of(first) : SUBCOMMANDS.keySet());
+        boolean named = Subcommands.ALL.containsKey(first) && !first.equals("help") && !first.equals("generate-completion");
+        return commandLine(named ? Set.of(first) : Subcommands.ALL.keySet());
     }
 
     private static CommandLine commandLine(Set<String> names) {
         CommandLine cli = new CommandLine(new OncegateCommand());
-        SUBCOMMANDS.forEach((name, factory) -> {
+        Subcommands.ALL.forEach((name, factory) -> {
             if (names.contains(name)) {
                 cli.addSubcommand(name, factory.get());
             }

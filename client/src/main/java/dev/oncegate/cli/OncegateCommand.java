@@ -28,8 +28,7 @@ final class OncegateCommand implements Runnable {
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            String v = OncegateCommand.class.getPackage().getImplementationVersion();
-            return new String[] {"oncegate " + (v != null ? v : "dev")};
+            return new String[] {QuickCommands.version()};
         }
     }
 }

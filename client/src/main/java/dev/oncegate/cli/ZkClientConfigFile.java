@@ -63,7 +63,7 @@ final class ZkClientConfigFile {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--zk-client-config: " + file + " is not a properties file: " + e.getMessage(), e);
         }
-        ZKClientConfig config = new ZKClientConfig();
+        ZKClientConfig config = new PlainClientConfig();
         properties.forEach((key, value) -> config.setProperty(key.toString().trim(), value.toString().trim()));
         return config;
     }

@@ -101,7 +101,7 @@ final class ZooKeeperConnection implements AutoCloseable {
                 .sessionTimeoutMs((int) sessionTimeout.toMillis())
                 .connectionTimeoutMs((int) connectionMs)
                 .retryPolicy(new ExponentialBackoffRetry(200, 3, 2_000))
-                .zkClientConfig(settings.clientConfig())
+                .zkClientConfig(settings.clientConfig() != null ? settings.clientConfig() : new PlainClientConfig())
                 .aclProvider(OncegateAcl.provider(namespace, roles::get));
         List<AuthInfo> auth = new ArrayList<>();
         for (Credentials identity : new Credentials[] {settings.credentials(), settings.also()}) {
