@@ -100,14 +100,14 @@ final class Cli {
 
     /**
      * {@code java … -jar oncegate.jar}, as the tests start the CLI: options for a JVM that lives
-     * seconds (C1 only, the serial collector), and the class-data sharing archive of the jar that
+     * seconds (C1 only, the serial collector, no hsperfdata file), and the class-data sharing archive of the jar that
      * the build makes for the tests (property {@code oncegate.jar.cds}, when it exists; a JVM for
      * which it does not fit starts without it, silently), so that each JVM maps the JDK's and
      * oncegate's classes instead of loading them: a third less CPU per start.
      */
     static List<String> javaCommand() {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData"));
         String archive = System.getProperty("oncegate.jar.cds");
         if (archive != null && Files.isRegularFile(Path.of(archive))) {
             command.add("-XX:SharedArchiveFile=" + archive);
