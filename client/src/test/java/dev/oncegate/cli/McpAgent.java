@@ -60,8 +60,7 @@ final class McpAgent implements AutoCloseable {
 
     /** {@code java … -jar oncegate.jar}, as {@link Cli} starts it. */
     static List<String> javaJar() {
-        return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:TieredStopAtLevel=1",
-                "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true", "-jar", Cli.jar().toString());
+        return Cli.javaCommand();
     }
 
     /** The server's tools, as tools/list gives them. */

@@ -29,7 +29,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * what this identity is (unauthenticated, another role, or unable to read the genesis, where a
  * wrong password and a missing role look alike), and what to give: one line, no Java exception,
  * exit 13. gc checks the role before it reads anything, dry run or not. The identities are
- * {@link AccessControlIT}'s, in a namespace of its own.
+ * {@link AccessControlIT}'s, in a namespace of its own. The refused commands run in this JVM
+ * ({@link Cli#inProcess}: what they say is ZooKeeper's answer, not their process's); the worker's
+ * {@code run} that consumes each test's key is a process, as a worker's is.
  */
 class RefusalsSayWhatToDoIT {
 
@@ -41,6 +43,7 @@ class RefusalsSayWhatToDoIT {
     @TempDir
     Path dir;
     Cli cli;
+    Cli ops;
     EffectKey key;
     String keyText;
 
@@ -59,6 +62,7 @@ class RefusalsSayWhatToDoIT {
     @BeforeEach
     void aConsumedKeyUnderTheRoles() throws Exception {
         cli = new Cli(dir, Map.of());
+        ops = Cli.inProcess(dir);
         if (admin.checkExists().forPath(NS + "/genesis") == null) {
             Cli.Result init = command("init", ADMIN, "--worker", WORKER, "--operator", OPERATOR, "--admin", ADMIN);
             assertThat(init.exit()).as(init.toString()).isZero();
@@ -128,7 +132,7 @@ class RefusalsSayWhatToDoIT {
             args.addAll(List.of("--auth", auth));
         }
         args.addAll(List.of(options));
-        return cli.run(args.toArray(String[]::new));
+        return (name.equals("run") ? cli : ops).run(args.toArray(String[]::new));
     }
 
     private static void assertQuiet(Cli.Result result) {

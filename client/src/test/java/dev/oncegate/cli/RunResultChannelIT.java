@@ -158,9 +158,7 @@ class RunResultChannelIT extends CliFixture {
     /** A launcher that runs the CLI with descriptor 3 open on $RESULT, as {@code 3>"$RESULT"} in a script does. */
     private Path launcherWithDescriptor3() throws Exception {
         Path script = dir.resolve("with-fd3.sh");
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Files.writeString(script, "#!/bin/sh\nexec '" + java + "' -XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-                + " -Djava.net.preferIPv4Stack=true -jar '" + Cli.jar().toAbsolutePath() + "' \"$@\" 3>\"$RESULT\"\n");
+        Files.writeString(script, "#!/bin/sh\nexec " + Cli.javaCommandLine() + " \"$@\" 3>\"$RESULT\"\n");
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
         return script;
     }

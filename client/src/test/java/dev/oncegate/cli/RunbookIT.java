@@ -317,9 +317,7 @@ class RunbookIT {
     String shell(Section section, Block block) {
         try {
             Path script = Files.createTempFile(dir, "runbook-", ".sh");
-            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            Files.writeString(script, "oncegate() { '" + java + "' -XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-                    + " -Djava.net.preferIPv4Stack=true -jar '" + Cli.jar().toAbsolutePath() + "' \"$@\"; }\n" + block.text(),
+            Files.writeString(script, "oncegate() { " + Cli.javaCommandLine() + " \"$@\"; }\n" + block.text(),
                     StandardCharsets.UTF_8);
             Path out = Files.createTempFile(dir, "runbook-", ".out");
             ProcessBuilder builder = new ProcessBuilder("bash", "-eo", "pipefail", script.toString()).directory(dir.toFile())

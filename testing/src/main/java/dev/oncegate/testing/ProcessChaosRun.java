@@ -165,8 +165,10 @@ public final class ProcessChaosRun {
         String assign = String.join(",", assigned.stream().map(String::valueOf).toList());
         while (System.nanoTime() < deadline && !Thread.currentThread().isInterrupted()) {
             long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-            ProcessBuilder pb = new ProcessBuilder(javaBinary(), "-cp", System.getProperty("java.class.path"),
-                    "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+            // a worker lives seconds between kills: C1 only and the serial collector start it sooner and
+            // spend less CPU (a replacement that starts late on a loaded machine meets no kill phase)
+            ProcessBuilder pb = new ProcessBuilder(javaBinary(), "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+                    "-cp", System.getProperty("java.class.path"), "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                     ChaosWorkerMain.class.getName(), "--connect", fixture.connectString(), "--seed", Long.toString(config.seed()),
                     "--effects", Integer.toString(config.effects()), "--assign", assign, "--ledger", ledger.toString(),
                     "--task", task, "--lease-ttl-ms", Long.toString(LEASE_TTL.toMillis()),
