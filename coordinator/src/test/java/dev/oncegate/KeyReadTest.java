@@ -142,6 +142,19 @@ class KeyReadTest extends ArmedScopeFixture {
     }
 
     @Test
+    void readOfAScopeAboveTheLatest_namesTheLatest() throws Exception {
+        // Given scopes 0 and 1 (scope 0 proved not_sent)
+        Armed a = armAs("a");
+        protocol.executor().recordOutcome(keyPath, 0, a.node(), outcome(Outcome.NOT_SENT, "a"), a.secret());
+
+        assertThat(protocol.reads().latestScope(keyPath)).isEqualTo(1);
+        assertThatThrownBy(() -> protocol.reads().readScopeOnce(keyPath, 3)).isInstanceOf(UnreadableRecordException.class)
+                .hasMessageContaining("scope 3 is missing (the key's latest scope is 1)");
+        assertThatThrownBy(() -> protocol.reads().readScope(keyPath, 3, event -> { })).isInstanceOf(UnreadableRecordException.class)
+                .hasMessageContaining("scope 3 is missing (the key's latest scope is 1)");
+    }
+
+    @Test
     void readOfAScopeAboveTheLatest_isMissing_andOfAScopeTheChildCountMisses_readsTheLatest() throws Exception {
         assertThatThrownBy(() -> protocol.reads().readScopeOnce(keyPath, 2)).isInstanceOf(UnreadableRecordException.class)
                 .hasMessageContaining("scope 2 is missing (the key's latest scope is 0)");

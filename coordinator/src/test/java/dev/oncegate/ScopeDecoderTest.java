@@ -159,6 +159,17 @@ class ScopeDecoderTest {
                 .extracting(ScopeDecoder.Contradiction::path).containsExactly(SCOPE, SCOPE + "/armed");
     }
 
+    @Test
+    void garbageScopeDataBesideAGarbageLegacyOutcome_aWorkerStopsOnTheData_anOperatorHearsOfBoth() throws Exception {
+        ScopeDecoder.Raw raw = new ScopeDecoder.Raw(0, SCOPE, znode(GARBAGE), List.of("latch", "outcome"), null, null,
+                znode(GARBAGE), null, true, null);
+
+        assertThat(ScopeDecoder.decode(raw, true, false, NOTHING_MORE).contradictions())
+                .extracting(ScopeDecoder.Contradiction::path).containsExactly(SCOPE);
+        assertThat(ScopeDecoder.decode(raw, true, true, NOTHING_MORE).contradictions())
+                .extracting(ScopeDecoder.Contradiction::path).containsExactly(SCOPE, SCOPE + "/outcome");
+    }
+
     // ---- records before schema 4: the armed record read on demand --------------------------------
 
     /** A fetch of the legacy armed record that remembers what it was asked for. */
