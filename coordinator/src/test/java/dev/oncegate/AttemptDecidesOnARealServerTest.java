@@ -13,6 +13,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -23,7 +26,8 @@ import org.junit.jupiter.api.Test;
  * of the scenarios the testing module runs at length): who proceeds, in which scope and with which
  * token, what the action is told, what each outcome records and what the next contender then
  * decides, with its evidence. Every action counts its invocations: a test asserts how many
- * deliveries happened, never only that nothing threw.
+ * deliveries happened, never only that nothing threw. The gates share one meter registry: what the
+ * metrics say of each decision is checked beside it.
  */
 class AttemptDecidesOnARealServerTest extends OneServerPerClass {
 
@@ -33,6 +37,7 @@ class AttemptDecidesOnARealServerTest extends OneServerPerClass {
     final List<Gate> gates = new ArrayList<>();
     /** How many times any action of this test was invoked. */
     final AtomicInteger deliveries = new AtomicInteger();
+    final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
     @BeforeEach
     void freshNamespaceAndKey() throws Exception {
@@ -48,7 +53,17 @@ class AttemptDecidesOnARealServerTest extends OneServerPerClass {
     }
 
     Gate gate(String task) {
-        return gate(Gate.builder(client).namespace(ns).taskId(task));
+        return gate(Gate.builder(client).namespace(ns).taskId(task).meterRegistry(registry));
+    }
+
+    /** The sum of the counters {@code name} with {@code tags} (key, value, …) across this test's gates. */
+    double count(String name, String... tags) {
+        return registry.find(name).tags(tags).counters().stream().mapToDouble(Counter::count).sum();
+    }
+
+    /** Executors active now, across this test's gates. */
+    double active() {
+        return registry.find(GateMetrics.ACTIVE).gauges().stream().mapToDouble(Gauge::value).sum();
     }
 
     Gate gate(Gate.Builder builder) {
@@ -92,6 +107,8 @@ class AttemptDecidesOnARealServerTest extends OneServerPerClass {
             assertThat(proceed.scope()).isZero();
             assertThat(proceed.token()).isEqualTo(new FencingToken(stat(scope0).getVersion(), stat(scope0).getMzxid()));
 
+            assertThat(active()).isEqualTo(1);
+
             // When it passes a checkpoint and crosses
             Decision.Proceed renewed = (Decision.Proceed) a.checkpoint("picker-open");
             assertThat(renewed.token().version()).isEqualTo(proceed.token().version() + 1);
@@ -106,6 +123,9 @@ class AttemptDecidesOnARealServerTest extends OneServerPerClass {
             assertThat(armed.armed().checkpoints()).containsExactly("picker-open");
             assertThat(armed.armed().token()).isEqualTo(renewed.token());
             assertThat(armed.armed().by().task()).isEqualTo("a");
+            assertThat(active()).isZero();
+            assertThat(count(GateMetrics.OUTCOMES, "outcome", "sent_verified", "recorded", "true")).isEqualTo(1);
+            assertThat(registry.find(GateMetrics.BOUNDARY).tag("outcome", "sent_verified").timer().count()).isEqualTo(1);
         }
         // and a late contender stops: consumed, verified, on the outcome record
         try (Attempt late = gate("b").enter(key)) {
@@ -176,6 +196,7 @@ class AttemptDecidesOnARealServerTest extends OneServerPerClass {
             }
         }
         assertThat(deliveries).hasValue(3);
+        assertThat(count(GateMetrics.OUTCOMES, "outcome", "send_status_unknown", "recorded", "true")).isEqualTo(3);
     }
 
     @Test
@@ -255,6 +276,8 @@ class AttemptDecidesOnARealServerTest extends OneServerPerClass {
             assertThat(((Decision.Stop) d).reason()).isEqualTo(StopReason.FENCED);
             assertThat(((Decision.Stop) d).evidence().detail()).contains("fenced during checkpoint picker-open");
             assertThat(a.checkpoint("again")).isSameAs(d);
+            assertThat(count(GateMetrics.FENCED, "operation", "checkpoint")).isEqualTo(1);
+            assertThat(active()).isZero();
             assertThatThrownBy(() -> a.cross(delivers("never", new AtomicReference<>())))
                     .isInstanceOf(IllegalStateException.class);
         }
@@ -275,6 +298,8 @@ class AttemptDecidesOnARealServerTest extends OneServerPerClass {
                 assertThat(r.stop().evidence().path()).isEqualTo(scope0);
             });
             assertThat(a.decision()).isSameAs(((Crossing.Refused) crossing).stop());
+            assertThat(count(GateMetrics.FENCED, "operation", "arm")).isEqualTo(1);
+            assertThat(active()).isZero();
         }
         assertThat(stat(Layout.armed(Layout.scope(keyPath, 0)))).isNull();
         assertThat(deliveries).hasValue(0);
@@ -294,6 +319,7 @@ class AttemptDecidesOnARealServerTest extends OneServerPerClass {
                 assertThat(r.stop().reason()).isEqualTo(StopReason.UNREADABLE_RECORD);
                 assertThat(r.stop().evidence().path()).isEqualTo(armed);
             });
+            assertThat(count(GateMetrics.FENCED, "operation", "arm")).isEqualTo(1);
         }
         try (Attempt b = gate("b").enter(key)) {
             assertThat(stopOf(b)).isInstanceOf(Decision.StopUnavailable.class);
