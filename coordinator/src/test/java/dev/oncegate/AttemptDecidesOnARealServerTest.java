@@ -359,4 +359,32 @@ class AttemptDecidesOnARealServerTest extends OneServerPerClass {
         assertThat(Records.decodeScope("scope", client.getData().forPath(Layout.scope(keyPath, 0))).lease())
                 .as("the lease was released").isNull();
     }
+
+    @Test
+    void holderWhoseLeaseLapsed_isTakenOverByTheNextContender_andCanNoLongerArm() throws Exception {
+        AtomicReference<BoundaryAction.Context> told = new AtomicReference<>();
+        try (Attempt a = gate("a").enter(key)) {
+            Decision.Proceed aProceeds = (Decision.Proceed) a.decision();
+            // Given A hangs after its decision; B's clock is past A's lease (30 s)
+            Gate late = gate(Gate.builder(client).namespace(ns).taskId("b").meterRegistry(registry)
+                    .clock(java.time.Clock.offset(java.time.Clock.systemUTC(), Duration.ofMinutes(5))));
+
+            // When B enters, Then it takes the lapsed lease over, fencing A, and delivers
+            try (Attempt b = late.enter(key, Duration.ofSeconds(20))) {
+                Decision.Proceed bProceeds = (Decision.Proceed) b.decision();
+                assertThat(bProceeds.scope()).isZero();
+                assertThat(bProceeds.token().version()).isGreaterThan(aProceeds.token().version());
+                KeyHistory.Lease lease = Records.decodeScope("scope", client.getData().forPath(Layout.scope(keyPath, 0))).lease();
+                assertThat(lease.holder().task()).isEqualTo("b");
+                assertThat(lease.takeover().cause()).isEqualTo("lapsed");
+                assertThat(lease.takeover().from().task()).isEqualTo("a");
+                assertThat(count(GateMetrics.TAKEOVERS, "cause", "lapsed")).isEqualTo(1);
+
+                assertThat(a.cross(delivers("too late", new AtomicReference<>()))).isInstanceOf(Crossing.Refused.class);
+                assertThat(b.cross(delivers("receipt-b", told))).isInstanceOf(Crossing.Crossed.class);
+            }
+        }
+        assertThat(told.get().token().version()).isGreaterThan(1);
+        assertThat(deliveries).hasValue(1);
+    }
 }
