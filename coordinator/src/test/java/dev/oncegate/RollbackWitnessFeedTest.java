@@ -36,6 +36,9 @@ class RollbackWitnessFeedTest extends ArmedScopeFixture {
 
     @Test
     void keyRead_tellsTheGenesisKeyAndScopeZxids() throws Exception {
+        // Given the key znode last written after everything else (so its zxid is its own)
+        client.setData().forPath(keyPath, client.getData().forPath(keyPath));
+
         witnessed.reads().readKey(key);
 
         assertThat(told).contains(zxidOf(Layout.genesis(ns)), zxidOf(keyPath), zxidOf(Layout.scope(keyPath, 0)));
