@@ -59,7 +59,7 @@ class RollbackWitnessFeedTest extends ArmedScopeFixture {
         witnessed.reads().readAuthorization(keyPath, 0);
         assertThat(told).containsExactly(zxidOf(Layout.authorization(keyPath, 0)));
         told.clear();
-        witnessed.reads().keyZxid(keyPath);
+        assertThat(witnessed.reads().keyZxid(keyPath)).isEqualTo(client.checkExists().forPath(keyPath).getCzxid());
         assertThat(told).containsExactly(zxidOf(keyPath));
     }
 
