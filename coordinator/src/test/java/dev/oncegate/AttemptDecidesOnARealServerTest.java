@@ -387,4 +387,88 @@ class AttemptDecidesOnARealServerTest extends OneServerPerClass {
         assertThat(told.get().token().version()).isGreaterThan(1);
         assertThat(deliveries).hasValue(1);
     }
+
+    @Test
+    void checkpointNames_upToTheLimit_pass_andAfterTheCrossingACheckpointIsMisuse() throws Exception {
+        try (Attempt a = gate("a").enter(key)) {
+            assertThat(a.checkpoint("x".repeat(128))).isInstanceOf(Decision.Proceed.class);
+            assertThatThrownBy(() -> a.checkpoint("x".repeat(129))).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageStartingWith("name:");
+            a.cross(delivers("receipt", new AtomicReference<>()));
+            assertThatThrownBy(() -> a.checkpoint("late")).isInstanceOf(IllegalStateException.class);
+        }
+        assertThat(deliveries).hasValue(1);
+    }
+
+    @Test
+    void gateClosedBeforeTheCrossing_refusesIt_andTheActionNeverRuns() throws Exception {
+        Gate g = gate("a");
+        try (Attempt a = g.enter(key)) {
+            g.close();
+
+            assertThat(a.cross(delivers("never", new AtomicReference<>()))).isInstanceOfSatisfying(Crossing.Refused.class,
+                    r -> assertThat(r.stop().reason()).isEqualTo(StopReason.CONNECTION_LOST));
+        }
+        assertThat(deliveries).hasValue(0);
+    }
+
+    @Test
+    void actionThatInterruptsItsThread_isRecorded_andTheInterruptIsKeptForTheCaller() throws Exception {
+        try (Attempt a = gate("a").enter(key)) {
+            Crossing crossing = a.cross(ctx -> {
+                deliveries.incrementAndGet();
+                Thread.currentThread().interrupt();
+                return ActionResult.verified("receipt");
+            });
+
+            assertThat(Thread.interrupted()).as("the interrupt is the caller's to see").isTrue();
+            assertThat(crossing).isInstanceOfSatisfying(Crossing.Crossed.class, c -> assertThat(c.recorded()).isTrue());
+        }
+        assertThat(deliveries).hasValue(1);
+    }
+
+    @Test
+    void outcomeAfterAnOperatorReconciledTheArmedScope_isNotRecorded_andCountsAsFenced() throws Exception {
+        Operator operator = Operator.builder(client).namespace(ns).build();
+        try (Attempt a = gate("a").enter(key)) {
+            // Given an operator reconciles the armed scope as delivered while the action runs
+            Crossing crossing = a.cross(ctx -> {
+                deliveries.incrementAndGet();
+                operator.reconcile(key.key(), "alice", "seen in the channel");
+                return ActionResult.verified("receipt");
+            });
+
+            // Then the executor's outcome finds the reconciliation's and is not written
+            assertThat(crossing).isInstanceOfSatisfying(Crossing.Crossed.class, c -> assertThat(c.recorded()).isFalse());
+            assertThat(count(GateMetrics.FENCED, "operation", "outcome")).isEqualTo(1);
+            assertThat(count(GateMetrics.OUTCOMES, "outcome", "sent_verified", "recorded", "false")).isEqualTo(1);
+        }
+        assertThat(deliveries).hasValue(1);
+    }
+
+    @Test
+    void attemptThatStopsOrEnds_releasesItsLeaseAndLeavesTheElection() throws Exception {
+        String scope0 = Layout.scope(keyPath, 0);
+        try (Attempt a = gate("a").enter(key)) {
+            Thread.currentThread().interrupt();
+            assertThatThrownBy(() -> a.cross(delivers("never", new AtomicReference<>()))).isInstanceOf(InterruptedException.class);
+            Thread.interrupted();
+            // stopped before arming: its lease is released and its election node gone, before close
+            assertThat(Records.decodeScope("scope", client.getData().forPath(scope0)).lease()).isNull();
+            assertThat(client.getChildren().forPath(Layout.latch(scope0))).isEmpty();
+        }
+        try (Attempt b = gate("b").enter(key)) {
+            b.cross(delivers("receipt", new AtomicReference<>()));
+            // done: its election node is gone before close
+            assertThat(client.checkExists().forPath(Layout.latch(scope0)) == null
+                    || client.getChildren().forPath(Layout.latch(scope0)).isEmpty()).isTrue();
+        }
+        try (Attempt c = gate("c").enter(key)) {
+            // stopped (consumed): it left the election
+            assertThat(stopOf(c)).isInstanceOf(Decision.StopSent.class);
+            assertThat(client.checkExists().forPath(Layout.latch(scope0)) == null
+                    || client.getChildren().forPath(Layout.latch(scope0)).isEmpty()).isTrue();
+        }
+        assertThat(deliveries).hasValue(1);
+    }
 }
