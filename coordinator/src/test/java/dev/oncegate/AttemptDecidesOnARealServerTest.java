@@ -471,4 +471,35 @@ class AttemptDecidesOnARealServerTest extends OneServerPerClass {
         }
         assertThat(deliveries).hasValue(1);
     }
+
+    @Test
+    void markFile_holdsEachZxidTheExecutorReachedBeforeItsNextStep() throws Exception {
+        // Given a gate whose rollback witness is this host's marks file
+        java.nio.file.Path file = serverDir.resolve("marks-" + UUID.randomUUID() + ".json");
+        ZxidMarks marks = ZxidMarks.file(file, "test");
+        String scope0 = Layout.scope(keyPath, 0);
+        AtomicReference<Long> onFileWhileCrossing = new AtomicReference<>();
+        try (Attempt a = gate(Gate.builder(client).namespace(ns).taskId("a").zxidMarks(marks)).enter(key)) {
+            // Then after the lease, after a checkpoint, before the action and after the crossing, the file has the zxid
+            assertThat(onFile(file)).isGreaterThanOrEqualTo(((Decision.Proceed) a.decision()).token().zxid());
+            Decision.Proceed renewed = (Decision.Proceed) a.checkpoint("picker-open");
+            assertThat(onFile(file)).isGreaterThanOrEqualTo(renewed.token().zxid());
+            a.cross(ctx -> {
+                deliveries.incrementAndGet();
+                onFileWhileCrossing.set(onFile(file));
+                return ActionResult.verified("receipt");
+            });
+        }
+        assertThat(onFileWhileCrossing.get()).as("the arming's zxid, before the action")
+                .isGreaterThanOrEqualTo(client.checkExists().forPath(Layout.armed(scope0)).getCzxid());
+        assertThat(onFile(file)).as("the outcome's zxid, before cross returned")
+                .isGreaterThanOrEqualTo(client.checkExists().forPath(Layout.outcome(scope0)).getMzxid());
+        assertThat(deliveries).hasValue(1);
+    }
+
+    /** The highest zxid the marks file holds for this namespace, as another process would read it now. */
+    long onFile(java.nio.file.Path file) {
+        return ZxidMarks.read(file).stream().filter(m -> m.namespace().equals(ns)).mapToLong(ZxidMarks.Mark::zxid)
+                .max().orElse(0);
+    }
 }
