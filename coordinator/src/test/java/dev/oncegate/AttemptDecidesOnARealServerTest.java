@@ -395,7 +395,8 @@ class AttemptDecidesOnARealServerTest extends OneServerPerClass {
             assertThatThrownBy(() -> a.checkpoint("x".repeat(129))).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageStartingWith("name:");
             a.cross(delivers("receipt", new AtomicReference<>()));
-            assertThatThrownBy(() -> a.checkpoint("late")).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> a.checkpoint("late")).isInstanceOf(IllegalStateException.class)
+                    .hasMessageStartingWith("checkpoint: this attempt is done");
         }
         assertThat(deliveries).hasValue(1);
     }
