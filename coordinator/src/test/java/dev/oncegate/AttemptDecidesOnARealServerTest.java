@@ -456,19 +456,17 @@ class AttemptDecidesOnARealServerTest extends OneServerPerClass {
             Thread.interrupted();
             // stopped before arming: its lease is released and its election node gone, before close
             assertThat(Records.decodeScope("scope", client.getData().forPath(scope0)).lease()).isNull();
-            assertThat(client.getChildren().forPath(Layout.latch(scope0))).isEmpty();
+            awaitNoElectionNode(scope0);
         }
         try (Attempt b = gate("b").enter(key)) {
             b.cross(delivers("receipt", new AtomicReference<>()));
-            // done: its election node is gone before close
-            assertThat(client.checkExists().forPath(Layout.latch(scope0)) == null
-                    || client.getChildren().forPath(Layout.latch(scope0)).isEmpty()).isTrue();
+            // done: its election node goes before close (a latch leaves in the background)
+            awaitNoElectionNode(scope0);
         }
         try (Attempt c = gate("c").enter(key)) {
             // stopped (consumed): it left the election
             assertThat(stopOf(c)).isInstanceOf(Decision.StopSent.class);
-            assertThat(client.checkExists().forPath(Layout.latch(scope0)) == null
-                    || client.getChildren().forPath(Layout.latch(scope0)).isEmpty()).isTrue();
+            awaitNoElectionNode(scope0);
         }
         assertThat(deliveries).hasValue(1);
     }
@@ -496,6 +494,13 @@ class AttemptDecidesOnARealServerTest extends OneServerPerClass {
         assertThat(onFile(file)).as("the outcome's zxid, before cross returned")
                 .isGreaterThanOrEqualTo(client.checkExists().forPath(Layout.outcome(scope0)).getMzxid());
         assertThat(deliveries).hasValue(1);
+    }
+
+    /** Waits (while the attempt is still open) until no election node is left under the scope's latch. */
+    void awaitNoElectionNode(String scopePath) {
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+                client.checkExists().forPath(Layout.latch(scopePath)) == null
+                        || client.getChildren().forPath(Layout.latch(scopePath)).isEmpty());
     }
 
     /** The highest zxid the marks file holds for this namespace, as another process would read it now. */
