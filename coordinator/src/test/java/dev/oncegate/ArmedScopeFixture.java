@@ -62,9 +62,14 @@ abstract class ArmedScopeFixture extends OneNamespacePerTest {
 
     /** Joins scope 0's election and takes its lease as {@code attempt}. */
     Held leaseScopeZero(String attempt) throws Exception {
-        String node = electionNode(0);
-        String scopePath = Layout.scope(keyPath, 0);
-        ScopeView view = protocol.reads().readScope(keyPath, 0);
+        return leaseScope(0, attempt);
+    }
+
+    /** Joins scope {@code n}'s election and takes its lease as {@code attempt}. */
+    Held leaseScope(int n, String attempt) throws Exception {
+        String node = electionNode(n);
+        String scopePath = Layout.scope(keyPath, n);
+        ScopeView view = protocol.reads().readScope(keyPath, n);
         Records.Scope leased = lease(attempt, node);
         ExecutorWrites.LeaseWrite write = protocol.executor().writeLease(scopePath, view.version(), leased, node);
         return new Held(attempt, node, scopePath, leased, write.token(), write.czxid());
@@ -82,7 +87,12 @@ abstract class ArmedScopeFixture extends OneNamespacePerTest {
 
     /** Takes the lease of scope 0 and arms it as {@code attempt}. */
     Armed armAs(String attempt) throws Exception {
-        Held held = leaseScopeZero(attempt);
+        return armAs(0, attempt);
+    }
+
+    /** Takes the lease of scope {@code n} and arms it as {@code attempt}. */
+    Armed armAs(int n, String attempt) throws Exception {
+        Held held = leaseScope(n, attempt);
         String secret = Records.newSecret();
         ExecutorWrites.Arming arming = arm(held, secret);
         assertThat(arming.armed()).as("arming as " + attempt).isTrue();

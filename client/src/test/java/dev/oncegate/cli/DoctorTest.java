@@ -22,6 +22,7 @@ import dev.oncegate.Gate;
 import dev.oncegate.Genesis;
 import dev.oncegate.OncegateAcl;
 import dev.oncegate.ZxidMarks;
+import dev.oncegate.deploy.Tools;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
@@ -29,7 +30,6 @@ import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.client.FourLetterWordMain;
 import org.apache.zookeeper.common.X509Exception;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import dev.oncegate.testing.Timing;
 
@@ -226,8 +226,8 @@ class DoctorTest extends CliFixture {
 
     @Test
     void debiansZooKeeper38_answersEveryCheck_andItsZooCfgShowsAutopurge() throws Exception {
-        Path jar = Path.of("/usr/share/java/zookeeper.jar");
-        Assumptions.assumeTrue(Files.isRegularFile(jar), "Debian's zookeeper package is not installed");
+        Path jar = Tools.requireFile(StockZkCli.JAR, "apt-get install -y zookeeper");
+        Tools.requireFile(Path.of("/usr/share/java/slf4j-simple.jar"), "apt-get install -y zookeeper");
         // Given Debian's ZooKeeper 3.8 server, standalone, from a zoo.cfg with autopurge on
         int port;
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {

@@ -1,7 +1,5 @@
 package dev.oncegate.cli;
 
-import static org.junit.jupiter.api.Assertions.fail;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -12,7 +10,6 @@ import java.util.concurrent.TimeUnit;
 
 import dev.oncegate.deploy.Tools;
 import dev.oncegate.testing.Timing;
-import org.junit.jupiter.api.Assumptions;
 
 /**
  * Debian's stock zkCli ({@code org.apache.zookeeper.ZooKeeperMain} from the {@code zookeeper}
@@ -30,14 +27,7 @@ final class StockZkCli {
     StockZkCli(String connect, Path dir) {
         this.connect = connect;
         this.dir = dir;
-        if (!Files.isRegularFile(JAR)) {
-            String message = JAR + " is missing: install Debian's zookeeper package (`apt-get install -y zookeeper`;"
-                    + " .ci/run does)";
-            if (Tools.required()) {
-                fail(message);
-            }
-            Assumptions.abort(message);
-        }
+        Tools.requireFile(JAR, "apt-get install -y zookeeper");
     }
 
     /** Runs the commands (one a line) in one zkCli session and returns stdout and stderr together. */

@@ -10,8 +10,8 @@ import java.util.Optional;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * External tools some deploy tests run (promtool from Debian's {@code prometheus} package, the
- * ZooKeeper server). In CI ({@code CI=true}, or {@code -Doncegate.require-tools=true}, which
+ * External tools some tests run (promtool from Debian's {@code prometheus} package, the
+ * ZooKeeper server and zkCli from its {@code zookeeper} package). In CI ({@code CI=true}, or {@code -Doncegate.require-tools=true}, which
  * {@code .ci/run} passes) a missing tool fails the test; on a developer's machine the test is
  * skipped with a message that says how to install it.
  */
@@ -30,12 +30,27 @@ public final class Tools {
         if (found.isPresent()) {
             return found.get();
         }
-        String message = tool + " is not on PATH; install it with `" + install + "` (.ci/run does)";
+        missing(tool + " is not on PATH; install it with `" + install + "` (.ci/run does)");
+        throw new AssertionError("unreachable");
+    }
+
+    /**
+     * A file a Debian package installs (a jar, say) that a test needs; fails (CI) or skips (elsewhere)
+     * when it is missing, like {@link #require}.
+     */
+    public static Path requireFile(Path file, String install) {
+        if (Files.isRegularFile(file)) {
+            return file;
+        }
+        missing(file + " is missing; install it with `" + install + "` (.ci/run does)");
+        throw new AssertionError("unreachable");
+    }
+
+    private static void missing(String message) {
         if (required()) {
             fail(message);
         }
         Assumptions.abort(message);
-        throw new AssertionError("unreachable");
     }
 
     static Optional<Path> find(String tool) {
