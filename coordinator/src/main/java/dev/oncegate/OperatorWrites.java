@@ -214,7 +214,9 @@ final class OperatorWrites {
                     BacklogIndex.entry(namespace, BacklogIndex.Kind.AUTHORIZED, keyName(keyPath), n))) : List.of();
             List<OpResult> results = protocol.multiWithIndex(List.of(zk.opCreate(path, Records.authorization(authorization),
                     CreateMode.PERSISTENT, protocol.acl(Layout.Kind.AUTHORIZATION))), index);
-            protocol.saw(ScopeProtocol.statOf(results.get(0)));
+            Stat stat = ScopeProtocol.statOf(results.get(0));
+            // A create inside a multi answers with no stat: read the record's back for the rollback witness.
+            protocol.saw(stat != null ? stat : zk.exists(path, null));
             return new Authorizing(path, true, null);
         } catch (KeeperException.NodeExistsException e) {
             AuthorizationView existing = protocol.reads().readAuthorization(keyPath, n);
@@ -256,13 +258,17 @@ final class OperatorWrites {
         String key = keyName(Layout.keyOfScope(scope.path()));
         List<Op> index = removals(List.of(BacklogIndex.entry(namespace, BacklogIndex.Kind.ARMED, key, scope.scope()),
                 BacklogIndex.entry(namespace, BacklogIndex.Kind.UNKNOWN, key, scope.scope())));
+        String reconciliationPath = Layout.reconciliation(Layout.keyOfScope(scope.path()), scope.scope());
         try {
-            protocol.saw(ScopeProtocol.results(protocol.multiWithIndex(List.of(
+            Stat stat = ScopeProtocol.results(protocol.multiWithIndex(List.of(
                     zk.opCheck(scope.path(), scope.version()),
                     outcomeOp,
-                    zk.opCreate(Layout.reconciliation(Layout.keyOfScope(scope.path()), scope.scope()),
-                            Records.reconciliation(reconciliation), CreateMode.PERSISTENT, protocol.acl(Layout.Kind.RECORD))),
-                    index)));
+                    zk.opCreate(reconciliationPath, Records.reconciliation(reconciliation), CreateMode.PERSISTENT,
+                            protocol.acl(Layout.Kind.RECORD))),
+                    index));
+            // Checks and creates answer with no stat (a send_status_unknown scope): read the record's back
+            // for the rollback witness.
+            protocol.saw(stat != null ? stat : zk.exists(reconciliationPath, null));
             return true;
         } catch (KeeperException.BadVersionException | KeeperException.NoNodeException | KeeperException.NodeExistsException e) {
             return false;

@@ -117,4 +117,23 @@ class RollbackWitnessFeedTest extends ArmedScopeFixture {
         witnessed.executor().openAuthorizedScope(keyPath, reconciled.view(), reconciled.authorization());
         assertThat(told).containsExactly(client.checkExists().forPath(Layout.scope(keyPath, 0)).getMzxid());
     }
+
+    @Test
+    void reconcilingAnUnknownOutcome_tellsTheZxidOfItsRecord() throws Exception {
+        // Given scope 0 ended send_status_unknown (the reconciliation's multi then has only checks and a create,
+        // whose results carry no stat)
+        Armed armed = armAs("a");
+        protocol.executor().recordOutcome(keyPath, 0, armed.node(), outcome(Outcome.SEND_STATUS_UNKNOWN, "a"),
+                armed.secret());
+        told.clear();
+
+        // When an operator reconciles it as delivered
+        ScopeReads.ScopeRead unknown = protocol.reads().readScopeOnce(keyPath, 0);
+        boolean landed = witnessed.operator().reconcile(unknown.view(), new KeyHistory.Reconciliation(
+                Outcome.SENT_VERIFIED, "alice", "seen", actor("ops"), Instant.now()));
+
+        // Then the rollback witness hears the zxid the reconciliation landed at
+        assertThat(landed).isTrue();
+        assertThat(told).containsExactly(zxidOf(Layout.reconciliation(keyPath, 0)));
+    }
 }
