@@ -13,6 +13,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -163,12 +164,28 @@ final class SidecarPhase {
             agents.add(enterAndCross ? python(script, env, "effects", Double.toString(seconds), prefix, "enter-and-cross")
                     : python(script, env, "effects", Double.toString(seconds), prefix));
         }
+        // Every agent's interpreter is up and its connection open before any is timed: a fleet's agents are
+        // long-lived, and 16 interpreters starting at once would otherwise spend their start-up inside the window.
+        List<BufferedReader> outs = new ArrayList<>();
+        for (Process agent : agents) {
+            BufferedReader out = new BufferedReader(new InputStreamReader(agent.getInputStream(), StandardCharsets.UTF_8));
+            String ready = out.readLine();
+            if (ready == null || !JSON.readTree(ready).path("ready").asBoolean()) {
+                throw new IllegalStateException("a Python agent did not get ready (" + ready + "): " + error(agent));
+            }
+            outs.add(out);
+        }
+        for (Process agent : agents) {
+            agent.getOutputStream().write('\n');
+            agent.getOutputStream().flush();
+        }
         List<Double> latencies = new ArrayList<>();
         long undecided = 0;
         String firstError = null;
         double longest = 0;
-        for (Process agent : agents) {
-            String out = new String(agent.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        for (int a = 0; a < agents.size(); a++) {
+            Process agent = agents.get(a);
+            String out = outs.get(a).lines().collect(Collectors.joining("\n")).strip();
             agent.waitFor();
             if (out.isEmpty()) {
                 throw new IllegalStateException("a Python agent printed nothing: " + error(agent));

@@ -4,7 +4,10 @@ usage: sidecar_agents.py effects SECONDS PREFIX [enter-and-cross]
                                                   new keys one after another until SECONDS pass: enter, cross,
                                                   report sent_verified (three calls; with enter-and-cross two: the
                                                   enter arms, as for an agent with no checkpoint); prints
-                                                  {"effects", "latencies_ms", ...}
+                                                  {"effects", "latencies_ms", ...}; it first prints {"ready": true}
+                                                  once its interpreter is up and its connection open, and starts
+                                                  when a line arrives on stdin, so that the 16 agents' start-up
+                                                  (interpreter, imports) falls outside the timed window
        sidecar_agents.py handles N PREFIX         enters N new keys and holds them (no crossing); prints {"open": N}
                                                   once all are open, then waits until stdin closes
 The sidecar's URL and token file come from $ONCEGATE_SIDECAR_URL and $ONCEGATE_SIDECAR_TOKEN_FILE.
@@ -18,6 +21,9 @@ import oncegate
 
 def effects(seconds, prefix, cross_at_enter=False):
     gate = oncegate.Gate()
+    gate.health()  # opens the connection the effects then keep
+    print(json.dumps({"ready": True}), flush=True)
+    sys.stdin.readline()
     latencies, undecided, first_error = [], 0, None
     deadline = time.perf_counter() + seconds
     n = 0
