@@ -155,6 +155,14 @@ final class Custody {
             if (r.reconciliation() != null) {
                 throw new UnreadableRecordException(reconciliationPath, "a reconciliation of a scope never armed");
             }
+            if (r.data().armed()) {
+                // The arming multi wrote this flag with the armed record; the flag alone never says armed (a
+                // worker may write it), but with the record gone it says the record was deleted: by an admin, or
+                // by a deleteall of the namespace under way (it deletes the deepest znodes first). Open it would
+                // deliver again in a scope that may have been delivered: stop instead.
+                throw new UnreadableRecordException(Layout.armed(r.path()), "the scope's data says it was armed, but it"
+                        + " has no armed record (deleted by an admin, or the namespace is being deleted)");
+            }
             state = r.data().lease() == null ? ScopeState.OPEN : ScopeState.LEASED;
         } else if (r.reconciliation() != null) {
             if (outcome instanceof Records.ReconciledMarker marker

@@ -261,6 +261,21 @@ class CustodyJudgesTheRecordsTest {
         open.reconciled(30).isUnreadable(KEY + "/authorizations/reconciled-0", "a reconciliation of a scope never armed");
     }
 
+    /**
+     * A deleteall of the namespace deletes the deepest znodes first: {@code armed/outcome}, then {@code armed},
+     * while the scope above them still holds the data its arming wrote. Read as open, a delivered scope would
+     * be delivered again by the next contender (the simulator's seed 180, SimulationRegressionTest).
+     */
+    @Test
+    void scopeWhoseArmingFlagOutlivedItsArmedRecord_isUnreadable_notOpen() {
+        Row armedRecordDeleted = Row.armedNow().children("latch").armed(null);
+        armedRecordDeleted.isUnreadable(SCOPE + "/armed", "the scope's data says it was armed, but it has no armed record");
+        armedRecordDeleted.children(new String[0]).isUnreadable(SCOPE + "/armed", "has no armed record");
+        // the flag written by hand on a scope never armed: readers stop (a stop is the worst a worker credential may cause)
+        Row.armedNow().data(leasedBy(ATTEMPT, true)).children(new String[0]).armed(null)
+                .isUnreadable(SCOPE + "/armed", "has no armed record");
+    }
+
     private static Custody.Facts withoutOutcomeZnode(Custody.Facts f) {
         return new Custody.Facts(f.scope(), f.path(), f.data(), f.stat(), f.children(), f.armed(), f.armedStat(), null,
                 null, null, null, null, null);
