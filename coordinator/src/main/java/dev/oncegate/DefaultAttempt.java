@@ -475,12 +475,12 @@ final class DefaultAttempt implements Attempt {
             return null;
         }
         token = write.token();
-        if (keyZxid == 0) {
-            // This contender created the key (its first read found none): scope 0 was created in the same
-            // multi, so its czxid is the key's; a creator that leases a later scope (scope 0 ended not_sent
-            // under someone else) asks the key itself. The action's idempotency key is derived from it.
-            keyZxid = view.scope() == 0 ? write.czxid() : protocol.reads().keyZxid(keyPath);
-        }
+        // The key's creation zxid, of the incarnation this lease was written in (the action's idempotency key is
+        // derived from it): scope 0 was created in the key's own multi, so its czxid is the key's; for a later
+        // scope the key is asked. Not the zxid the first read saw: the key may have been deleted since (by an
+        // admin, or a deleteall of the namespace under way) and created again, and this contender decided from
+        // the new incarnation's records.
+        keyZxid = view.scope() == 0 ? write.czxid() : protocol.reads().keyZxid(keyPath);
         leasedScope = leased;
         leaseSession = session;
         leaseNode = electionNode;
