@@ -52,24 +52,47 @@ final class SimWorld {
      * @param faults        lost replies and connection losses on calls, session expiry, crashes
      * @param clocks        per-actor clock skew and jumps (days)
      * @param maxSteps      scheduler steps before the faults stop and the world quiesces
+     * @param wipe          the ensemble loses its data while the others act (a {@code deleteall} of the
+     *                      namespace, bottom-up, one znode a call), and is sometimes initialised again
      */
     record Config(int contenders, int keys, boolean operator, boolean rogue, boolean faults, boolean clocks,
-                  int maxSteps) {
+                  int maxSteps, boolean wipe) {
 
-        static Config random(SplittableRandom r) {
-            return new Config(2 + r.nextInt(4), 1 + r.nextInt(2), r.nextInt(3) > 0, r.nextInt(3) == 0,
-                    r.nextInt(3) > 0, r.nextInt(3) == 0, 150 + r.nextInt(350));
+        /** A world without a wipe (the seven dimensions the simulator had before it). */
+        Config(int contenders, int keys, boolean operator, boolean rogue, boolean faults, boolean clocks, int maxSteps) {
+            this(contenders, keys, operator, rogue, faults, clocks, maxSteps, false);
         }
 
+        static Config random(SplittableRandom r) {
+            // The wipe is drawn last, so that every other dimension of a seed's world is what it was before it;
+            // never with the rogue (see wipe).
+            Config c = new Config(2 + r.nextInt(4), 1 + r.nextInt(2), r.nextInt(3) > 0, r.nextInt(3) == 0,
+                    r.nextInt(3) > 0, r.nextInt(3) == 0, 150 + r.nextInt(350));
+            return !c.rogue() && r.nextInt(4) == 0 ? c.withWipe(true) : c;
+        }
+
+        /**
+         * This world with a wipe, or without. A wipe never meets the rogue: a deleteall under way deletes a
+         * scope's armed record before its scope, and a worker credential that then rewrites the scope's data
+         * as never armed makes it read open (README, threat model: the one residual of an admin's deleteall
+         * racing live workers); so a world with both would only find that again.
+         */
+        Config withWipe(boolean on) {
+            return new Config(contenders, keys, operator, rogue && !on, faults, clocks, maxSteps, on);
+        }
+
+
+        /** Seven fields for a world without a wipe (as replay commands printed before it read), eight with. */
         String encode() {
-            return contenders + "," + keys + "," + operator + "," + rogue + "," + faults + "," + clocks + "," + maxSteps;
+            return contenders + "," + keys + "," + operator + "," + rogue + "," + faults + "," + clocks + "," + maxSteps
+                    + (wipe ? ",true" : "");
         }
 
         static Config decode(String text) {
             String[] p = text.split(",");
             return new Config(Integer.parseInt(p[0]), Integer.parseInt(p[1]), Boolean.parseBoolean(p[2]),
                     Boolean.parseBoolean(p[3]), Boolean.parseBoolean(p[4]), Boolean.parseBoolean(p[5]),
-                    Integer.parseInt(p[6]));
+                    Integer.parseInt(p[6]), p.length > 7 && Boolean.parseBoolean(p[7]));
         }
     }
 
@@ -147,6 +170,9 @@ final class SimWorld {
         }
         if (config.rogue()) {
             spawnRogue();
+        }
+        if (config.wipe()) {
+            spawnWipe();
         }
     }
 
@@ -425,6 +451,45 @@ final class SimWorld {
                 count("rogue: rewrote armed " + n);
             }
         }
+    }
+
+    /**
+     * The ensemble loses its data (SPEC §4.7): an admin's {@code deleteall} of the namespace while the others
+     * act, as ZooKeeper's own runs it (the tree listed, then deleted deepest first, one znode a call, what
+     * cannot be deleted left for the next pass), and then, in half the histories, {@code oncegate init}
+     * again: a new genesis, a new namespace life. Every gate that saw the old life must stop from then on;
+     * only a gate that starts in the new life may deliver there.
+     */
+    private void spawnWipe() {
+        SimScheduler.Actor[] self = new SimScheduler.Actor[1];
+        self[0] = sched.spawn("wipe", () -> {
+            SimClient c = client("wipe", ADMIN, false);
+            owners.put(c, self[0]);
+            pause(leaseTtlMs * 6);
+            trace("the ensemble loses its data: deleteall " + NS);
+            checker.wipeStarts();
+            for (int pass = 0; pass < 5 && server.stat(NS) != null; pass++) {
+                List<String> listed = new ArrayList<>(server.paths(NS));
+                listed.sort(java.util.Comparator.comparingLong((String p) -> p.chars().filter(ch -> ch == '/').count())
+                        .reversed().thenComparing(java.util.Comparator.naturalOrder()));
+                for (String path : listed) {
+                    try {
+                        c.delete(path, -1);
+                        checker.wipeDeleted(path);
+                    } catch (KeeperException.NoNodeException | KeeperException.NotEmptyException e) {
+                        count("wipe: " + e.code() + " (left for the next pass)");
+                    }
+                }
+            }
+            count("wipe: " + (server.stat(NS) == null ? "namespace gone" : "namespace left with znodes created meanwhile"));
+            if (sched.random.nextBoolean()) {
+                pause(leaseTtlMs * 2);
+                ScopeProtocol init = new ScopeProtocol(c, NS, clock(0), z -> { }, () -> Acls.of(roles));
+                OperatorWrites.GenesisResult g = init.operator().createGenesis(roles);
+                trace("oncegate init again: genesis " + g.genesis().id() + (g.created() ? "" : " (kept)"));
+                count("wipe: initialised again" + (g.created() ? "" : " (a genesis had survived)"));
+            }
+        });
     }
 
     /** The current actor lets virtual time pass (up to {@code maxMillis}). */

@@ -17,6 +17,15 @@ class SimulationRegressionTest {
             "1299; 5,1,false,false,true,true,243; armed scope, long wait",
             // a creator that leased scope 1 (scope 0 not_sent under another) crossed with key zxid 0
             "5643; 5,2,false,false,true,true,189; creator crossing a later scope",
+            // a deleteall of the namespace under way deleted a delivered scope's armed record; the scope read open
+            // and a second contender delivered in it (the scope's arming flag now makes it unreadable)
+            "180; 5,1,true,false,true,false,168,true; wipe under way, scope read open",
+            // a contender whose attempt began before the key was deleted (the wipe) and created again crossed with
+            // the old incarnation's key zxid (its idempotency key named a key that no longer existed)
+            "3805; 4,1,true,false,true,false,207,true; key recreated during an attempt",
+            // with the arming multi's genesis check removed, a contender that joined the election after the wipe
+            // listed the tree armed after the genesis was deleted (issue 16's breakage (b), found here)
+            "5746; 5,2,true,false,true,false,212,true; arming after the genesis was wiped",
     })
     void formerlyFailingHistory_holdsEveryInvariant(long seed, String config, String bug) {
         SimWorld.Result r = new SimWorld(seed, SimWorld.Config.decode(config)).run();

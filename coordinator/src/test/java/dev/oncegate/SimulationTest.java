@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
  *
  * <p>Properties: {@code oncegate.sim.seconds} (budget, default 20; `-Psim` sets a longer one),
  * {@code oncegate.sim.histories} (at most this many), {@code oncegate.sim.seed} (the first seed; a random one otherwise, printed), {@code oncegate.sim.config}
- * (replays one history: a seed and this config, as printed), {@code oncegate.sim.threads} (default 2).
+ * (replays one history: a seed and this config, as printed), {@code oncegate.sim.threads} (default 2),
+ * {@code oncegate.sim.wipe} (every history loses its data, instead of one in five).
  */
 class SimulationTest {
 
@@ -85,7 +86,10 @@ class SimulationTest {
                 histories.get(), seconds, histories.get() * 60 / seconds, steps.get(), cpuMs, 2 * 60_000 / cpuMs);
         rules.forEach((k, v) -> System.out.printf("  %8d  %s%n", v, k));
         if (!failures.isEmpty()) {
-            SimWorld.Result shrunk = shrink(failures.get(0));
+            SimWorld.Result failing = failures.get(0);
+            System.out.println("simulation: seed " + failing.seed() + " config " + failing.config().encode() + " failed: "
+                    + failing.violations().get(0) + " (shrinking it)");
+            SimWorld.Result shrunk = shrink(failing);
             System.out.println("simulation: FAILED seed " + shrunk.seed() + " config " + shrunk.config().encode());
             shrunk.trace().forEach(System.out::println);
             System.out.println("replay: mvn -o -B -pl coordinator test -Psim -Doncegate.sim.seed="
@@ -103,8 +107,12 @@ class SimulationTest {
 
     /** One history of {@code seed}, its world drawn from the seed. */
     static SimWorld.Result run(long seed) {
-        return new SimWorld(seed, SimWorld.Config.random(new SplittableRandom(seed ^ 0x5eed))).run();
+        SimWorld.Config config = SimWorld.Config.random(new SplittableRandom(seed ^ 0x5eed));
+        return new SimWorld(seed, WIPE_EVERY_HISTORY ? config.withWipe(true) : config).run();
     }
+
+    /** {@code -Doncegate.sim.wipe=true}: every history loses its data (to hunt where a wipe matters). */
+    private static final boolean WIPE_EVERY_HISTORY = Boolean.getBoolean("oncegate.sim.wipe");
 
     /**
      * The failing history, with each dimension of its world turned off (or cut down) while it still
@@ -117,14 +125,15 @@ class SimulationTest {
             progress = false;
             SimWorld.Config c = best.config();
             List<SimWorld.Config> smaller = List.of(
-                    new SimWorld.Config(c.contenders(), c.keys(), false, c.rogue(), c.faults(), c.clocks(), c.maxSteps()),
-                    new SimWorld.Config(c.contenders(), c.keys(), c.operator(), false, c.faults(), c.clocks(), c.maxSteps()),
-                    new SimWorld.Config(c.contenders(), c.keys(), c.operator(), c.rogue(), false, c.clocks(), c.maxSteps()),
+                    new SimWorld.Config(c.contenders(), c.keys(), false, c.rogue(), c.faults(), c.clocks(), c.maxSteps(), c.wipe()),
+                    new SimWorld.Config(c.contenders(), c.keys(), c.operator(), false, c.faults(), c.clocks(), c.maxSteps(), c.wipe()),
+                    new SimWorld.Config(c.contenders(), c.keys(), c.operator(), c.rogue(), false, c.clocks(), c.maxSteps(), c.wipe()),
                     new SimWorld.Config(c.contenders(), c.keys(), c.operator(), c.rogue(), c.faults(), false, c.maxSteps()),
-                    new SimWorld.Config(Math.max(1, c.contenders() - 1), c.keys(), c.operator(), c.rogue(), c.faults(), c.clocks(), c.maxSteps()),
-                    new SimWorld.Config(c.contenders(), Math.max(1, c.keys() - 1), c.operator(), c.rogue(), c.faults(), c.clocks(), c.maxSteps()),
+                    new SimWorld.Config(Math.max(1, c.contenders() - 1), c.keys(), c.operator(), c.rogue(), c.faults(), c.clocks(), c.maxSteps(), c.wipe()),
+                    new SimWorld.Config(c.contenders(), Math.max(1, c.keys() - 1), c.operator(), c.rogue(), c.faults(), c.clocks(), c.maxSteps(), c.wipe()),
                     new SimWorld.Config(c.contenders(), c.keys(), c.operator(), c.rogue(), c.faults(), c.clocks(),
-                            Math.max(10, best.steps())));
+                            Math.max(10, best.steps()), c.wipe()),
+                    c.withWipe(false));
             for (SimWorld.Config s : smaller) {
                 if (s.equals(c)) {
                     continue;
