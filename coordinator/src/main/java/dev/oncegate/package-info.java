@@ -71,12 +71,17 @@
  *           {@code ElectionNodeBindingTest#executorWhoseElectionNodeWasDeleted_isStoppedAtItsCheckpoint_andNeverArms}</td></tr>
  *   <tr><td>7. Lost data never looks like a fresh start</td>
  *       <td>{@code OperatorWrites.createGenesis} once; {@code ExecutorWrites.createKey} and {@code arm} check the genesis id; every
- *           lease write's zxid against the rollback witness ({@code ZxidMarks})</td>
- *       <td>{@code stop_unavailable namespace_not_initialised}, {@code namespace_replaced}, {@code zookeeper_rolled_back}</td>
+ *           lease write's zxid against the rollback witness ({@code ZxidMarks}); a reader's {@code Custody.judge}: a scope
+ *           whose data says armed without its armed record (a deleteall under way) is unreadable</td>
+ *       <td>{@code stop_unavailable namespace_not_initialised}, {@code namespace_replaced}, {@code zookeeper_rolled_back},
+ *           {@code unreadable_record}</td>
  *       <td>{@code NamespaceGenesisTest#uninitialisedNamespace_stopsUnavailableAndWritesNothing},
  *           {@code NamespaceGenesisTest#genesisDeletedBetweenProceedAndCross_crossingRefusedActionNeverRuns},
  *           {@code IncarnationBindingTest#arming_afterTheNamespaceWasReinitialised_isRefusedAtTheGenesisId},
- *           {@code RollbackDetectionTest#restoredFromAnOlderSnapshot_aWitnessedHostStopsBeforeArming}</td></tr>
+ *           {@code RollbackDetectionTest#restoredFromAnOlderSnapshot_aWitnessedHostStopsBeforeArming},
+ *           {@code CustodyJudgesTheRecordsTest#scopeWhoseArmingFlagOutlivedItsArmedRecord_isUnreadable_notOpen};
+ *           simulated: the wipe ({@code SimWorld}) and the genesis-at-arming rule ({@code SimChecker}),
+ *           {@code SimulationRegressionTest} seeds 180, 3805, 5746</td></tr>
  *   <tr><td>8. Redelivery is a new intent</td>
  *       <td>{@code OperatorWrites.authorize}: {@code create KEY/authorizations/after-n} (operators only);
  *           {@code openAuthorizedScope}: {@code multi(check after-n, setData(scope n, v), create KEY/n+1)};
