@@ -286,6 +286,57 @@ class WaitingContenderTest extends OneServerPerClass {
     }
 
     @Test
+    void creatorWhoseScopeZeroEndsNotSentUnderAnother_proceedsInScopeOne_andTellsTheActionTheKeysCreationZxid()
+            throws Exception {
+        // Given A creates the key, and before its election node exists (its gate's ZooKeeper seam holds A's first
+        // join while the rest happens: a real server, a schedule) B takes scope 0's lease and proves not_sent
+        AtomicBoolean held = new AtomicBoolean();
+        ZooKeeperOps real = new CuratorOps(client, "a");
+        ZooKeeperOps holdingFirstJoin = (ZooKeeperOps) java.lang.reflect.Proxy.newProxyInstance(
+                ZooKeeperOps.class.getClassLoader(), new Class<?>[] {ZooKeeperOps.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("joinElection") && held.compareAndSet(false, true)) {
+                        try (Attempt b = gate("b").enter(key, Duration.ofSeconds(30))) {
+                            assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class,
+                                    p -> assertThat(p.scope()).isZero());
+                            assertThat(b.cross(ctx -> {
+                                deliveries.incrementAndGet();
+                                throw new ProvenNotSentException("rate limited, nothing sent");
+                            })).isInstanceOfSatisfying(Crossing.Crossed.class,
+                                    c -> assertThat(c.outcome()).isEqualTo(Outcome.NOT_SENT));
+                        }
+                    }
+                    try {
+                        return method.invoke(real, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        Gate creator = new DefaultGate(holdingFirstJoin, ns, new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
+                java.time.Clock.systemUTC(), Duration.ofSeconds(30), Duration.ofSeconds(15), "a", "test", 1, false,
+                ZxidMarks.inMemory());
+        gates.add(creator);
+
+        // When A, the key's creator, goes on contending
+        AtomicReference<BoundaryAction.Context> told = new AtomicReference<>();
+        try (Attempt a = creator.enter(key, Duration.ofSeconds(30))) {
+            // Then it proceeds in scope 1, which B's not_sent opened, and the action is told the key's creation
+            // zxid (the idempotency key's seed), not scope 1's
+            assertThat(held).as("B went first").isTrue();
+            assertThat(a.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isEqualTo(1));
+            assertThat(a.cross(ctx -> {
+                deliveries.incrementAndGet();
+                told.set(ctx);
+                return ActionResult.verified("receipt-a");
+            })).isInstanceOf(Crossing.Crossed.class);
+        }
+        long keyCzxid = client.checkExists().forPath(keyPath).getCzxid();
+        assertThat(client.checkExists().forPath(Layout.scope(keyPath, 1)).getCzxid()).isNotEqualTo(keyCzxid);
+        assertThat(told.get().scope()).isEqualTo(1);
+        assertThat(told.get().keyZxid()).isEqualTo(keyCzxid);
+        assertThat(deliveries).hasValue(2);
+    }
+
+    @Test
     void holderLeavesWithoutCrossing_theWaiterProceedsWellWithinTheLeaseTtl() throws Exception {
         // Given A holds the lease of scope 0 under a 4 minute TTL, and B waits behind it in the election
         Duration ttl = Duration.ofMinutes(4);
