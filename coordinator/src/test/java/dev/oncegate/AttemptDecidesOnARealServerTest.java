@@ -472,6 +472,25 @@ class AttemptDecidesOnARealServerTest extends OneServerPerClass {
     }
 
     @Test
+    void executorStoppedAfterAnotherWroteItsScope_releasesNothing_andCountsTheReleaseFenced() throws Exception {
+        String scope0 = Layout.scope(keyPath, 0);
+        try (Attempt a = gate("a").enter(key)) {
+            // Given someone wrote scope 0 since A took its lease (a takeover: the version moved)
+            client.setData().forPath(scope0, client.getData().forPath(scope0));
+            int moved = stat(scope0).getVersion();
+
+            // When A stops before arming (interrupted), Then its release CAS misses, is counted fenced, writes nothing
+            Thread.currentThread().interrupt();
+            assertThatThrownBy(() -> a.cross(delivers("never", new AtomicReference<>()))).isInstanceOf(InterruptedException.class);
+            assertThat(Thread.interrupted()).isTrue();
+            assertThat(count(GateMetrics.FENCED, "operation", "release")).isEqualTo(1);
+            assertThat(stat(scope0).getVersion()).as("the other writer's scope, untouched").isEqualTo(moved);
+        }
+        assertThat(stat(Layout.armed(scope0))).isNull();
+        assertThat(deliveries).hasValue(0);
+    }
+
+    @Test
     void markFile_holdsEachZxidTheExecutorReachedBeforeItsNextStep() throws Exception {
         // Given a gate whose rollback witness is this host's marks file
         java.nio.file.Path file = serverDir.resolve("marks-" + UUID.randomUUID() + ".json");

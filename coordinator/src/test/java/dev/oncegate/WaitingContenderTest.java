@@ -1,0 +1,359 @@
+package dev.oncegate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A contender that waits, against a real server: what it does when the world changes under it while
+ * it waits (its own election node deleted, an authorization created, the holder leaving), and when its
+ * rollback witness fails right after its lease. Each test bounds how long the waiter may take by far
+ * less than its own deadline and the lease TTL, so a waiter that only decides at its deadline fails the
+ * test; the bounds are generous (seconds for what takes milliseconds, or for one safety re-read where
+ * nothing the waiter watches changes), so a loaded machine does not make them flaky.
+ */
+class WaitingContenderTest extends OneServerPerClass {
+
+    /**
+     * How long a waiter may take to act on a change: far below every waiter's deadline below (60 s or more),
+     * above the default TTL's safety re-read interval (TTL/4: 7.5 s), which is what wakes a waiter to an
+     * authorization (nothing it watches changes).
+     */
+    static final Duration PROMPTLY = Duration.ofSeconds(20);
+
+    String ns;
+    EffectKey key;
+    String keyPath;
+    String scope0;
+    final List<Gate> gates = new ArrayList<>();
+    final List<Attempt> attempts = new ArrayList<>();
+    final AtomicInteger deliveries = new AtomicInteger();
+
+    @BeforeEach
+    void freshNamespaceAndKey() throws Exception {
+        ns = "/waiting-" + UUID.randomUUID();
+        Gate.initialize(client, ns);
+        key = EffectKey.of(Destination.stable("slack", "C1"), UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8));
+        keyPath = Layout.keyPath(ns, key.key());
+        scope0 = Layout.scope(keyPath, 0);
+    }
+
+    @AfterEach
+    void closeAttemptsAndGates() {
+        attempts.forEach(Attempt::close);
+        gates.forEach(Gate::close);
+    }
+
+    static org.apache.curator.framework.CuratorFramework observer;
+
+    static synchronized org.apache.curator.framework.CuratorFramework observer() {
+        if (observer == null) {
+            observer = org.apache.curator.framework.CuratorFrameworkFactory.newClient(zk.server().getConnectString(), 6000,
+                    3000, new org.apache.curator.retry.RetryOneTime(100));
+            observer.start();
+        }
+        return observer;
+    }
+
+    @org.junit.jupiter.api.AfterAll
+    static synchronized void closeObserver() {
+        if (observer != null) {
+            observer.close();
+            observer = null;
+        }
+    }
+
+    Gate gate(String task) {
+        return gate(Gate.builder(client).namespace(ns).taskId(task));
+    }
+
+    Gate gate(Gate.Builder builder) {
+        Gate g = builder.build();
+        gates.add(g);
+        return g;
+    }
+
+    /** {@code g.enter(key, wait)} on another thread; the attempt is closed after the test. */
+    CompletableFuture<Attempt> enterAsync(Gate g, Duration wait) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                Attempt a = g.enter(key, wait);
+                synchronized (attempts) {
+                    attempts.add(a);
+                }
+                return a;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
+    /** Still waiting after a while (it has read the scope and found a reason to wait). */
+    static void awaitStillWaiting(CompletableFuture<Attempt> waiting) {
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(10)).until(() -> !waiting.isDone());
+    }
+
+    BoundaryAction delivers(String receipt) {
+        return ctx -> {
+            deliveries.incrementAndGet();
+            return ActionResult.verified(receipt);
+        };
+    }
+
+    List<String> electionNodes(String scopePath) throws Exception {
+        return client.checkExists().forPath(Layout.latch(scopePath)) == null ? List.of()
+                : client.getChildren().forPath(Layout.latch(scopePath));
+    }
+
+    Records.Scope scopeRecord(String scopePath) throws Exception {
+        return Records.decodeScope(scopePath, client.getData().forPath(scopePath));
+    }
+
+    @Test
+    void ownElectionNodeDeletedUnderALiveLatch_theLeaderJoinsAgainWithANewNode_andProceedsOnceTheScopeIsFree()
+            throws Exception {
+        // Given a key whose scope 0 is leased by hand to a live holder, whose election node sorts after every
+        // member's (so that a member leads the election while the holder stays live)
+        try (Attempt first = gate("creator").enter(key)) {
+            assertThat(first.decision()).isInstanceOf(Decision.Proceed.class);
+        }
+        String latchPath = Layout.latch(scope0);
+        String holderNode = latchPath + "/_c_holder-latch-9999999999";
+        client.create().creatingParentsIfNeeded().forPath(holderNode);
+        Records.Scope open = scopeRecord(scope0);
+        client.setData().forPath(scope0, Records.scope(open.withLease(new KeyHistory.Lease(
+                new Actor("x", "elsewhere", 1, "1", Records.newAttemptId()), holderNode,
+                Instant.now().plus(Duration.ofMinutes(10)), null))));
+        // and B, whose clock is 20 minutes ahead (the lease looks lapsed) while it has no election node of
+        // its own: a contender outside the election only joins it to take a lease over, and a member that
+        // leads waits behind a live holder; this clock makes B join, then lead and wait
+        java.time.Clock lapsedWhileOutside = new java.time.Clock() {
+            @Override
+            public Instant instant() {
+                return hasMemberNode(latchPath, holderNode) ? Instant.now() : Instant.now().plus(Duration.ofMinutes(20));
+            }
+
+            @Override
+            public java.time.ZoneId getZone() {
+                return java.time.ZoneOffset.UTC;
+            }
+
+            @Override
+            public java.time.Clock withZone(java.time.ZoneId zone) {
+                throw new UnsupportedOperationException();
+            }
+        };
+        CompletableFuture<Attempt> waiting = enterAsync(gate(Gate.builder(client).namespace(ns).taskId("b")
+                .clock(lapsedWhileOutside)), Duration.ofSeconds(60));
+        await().atMost(Duration.ofSeconds(10)).until(() -> hasMemberNode(latchPath, holderNode));
+        awaitStillWaiting(waiting);
+        assertThat(scopeRecord(scope0).lease().holder().task()).as("B waits behind the holder").isEqualTo("x");
+        String bNode = latchPath + "/" + electionNodes(scope0).stream().filter(name -> !holderNode.endsWith(name))
+                .findFirst().orElseThrow();
+
+        // When an admin deletes B's election node (its latch, which leads and so watches no predecessor, does not
+        // notice), and the holder leaves, its lease with it
+        client.delete().forPath(bNode);
+        client.delete().forPath(holderNode);
+        client.setData().forPath(scope0, Records.scope(open));
+
+        // Then B's lease CAS, refused on its gone node, makes it join again, and it proceeds with a new node
+        Attempt b = waiting.get(PROMPTLY.toSeconds(), TimeUnit.SECONDS);
+        assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isZero());
+        KeyHistory.Lease lease = scopeRecord(scope0).lease();
+        assertThat(lease.holder().task()).isEqualTo("b");
+        assertThat(lease.electionNode()).isNotEqualTo(bNode);
+        assertThat(client.checkExists().forPath(lease.electionNode())).as("its new election node").isNotNull();
+        assertThat(b.cross(delivers("receipt-b"))).isInstanceOf(Crossing.Crossed.class);
+        assertThat(deliveries).hasValue(1);
+    }
+
+    /**
+     * Whether the election under {@code latchPath} has a node other than {@code holderNode}; read through a
+     * client of its own ({@link #observer}), as a gate's threads call the clock that asks it.
+     */
+    static boolean hasMemberNode(String latchPath, String holderNode) {
+        try {
+            return observer().getChildren().forPath(latchPath).stream().anyMatch(name -> !holderNode.endsWith("/" + name));
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    @Test
+    void witnessUnreadableRightAfterTheLeaseFlush_stopsTheExecutorUnavailable_releasesTheLease_andDeliversNothing()
+            throws Exception {
+        // Given a rollback witness that turns unreadable when it is flushed (its store failed), readable before
+        ZxidMarks inMemory = ZxidMarks.inMemory();
+        AtomicBoolean broken = new AtomicBoolean();
+        ZxidMarks failingOnFlush = new ZxidMarks() {
+            @Override
+            public long highest(String namespace, String genesisId) {
+                return inMemory.highest(namespace, genesisId);
+            }
+
+            @Override
+            public void observe(String namespace, String genesisId, long zxid) {
+                inMemory.observe(namespace, genesisId, zxid);
+            }
+
+            @Override
+            public void flush() {
+                broken.set(true);
+            }
+
+            @Override
+            public Optional<String> unreadable() {
+                return broken.get() ? Optional.of("the marks file could not be written: disk full") : Optional.empty();
+            }
+        };
+
+        // When a contender takes the lease (its write's zxid is flushed to the witness)
+        try (Attempt a = gate(Gate.builder(client).namespace(ns).taskId("a").zxidMarks(failingOnFlush)).enter(key)) {
+            // Then it stops unavailable on the witness before anything is armed: a rollback would go unseen
+            assertThat(a.decision()).isInstanceOfSatisfying(Decision.StopUnavailable.class, s -> {
+                assertThat(s.reason()).isEqualTo(StopReason.MARKS_UNREADABLE);
+                assertThat(s.evidence().detail()).contains("disk full");
+                assertThat(s.evidence().path()).isEqualTo(scope0);
+            });
+        }
+        assertThat(broken).as("the lease was written and flushed").isTrue();
+        assertThat(client.checkExists().forPath(scope0).getVersion()).as("leased, then released").isEqualTo(2);
+        assertThat(scopeRecord(scope0).lease()).isNull();
+        assertThat(client.checkExists().forPath(Layout.armed(scope0))).isNull();
+        assertThat(deliveries).hasValue(0);
+    }
+
+    @Test
+    void authorizationCreatedWhileAContenderWaitsOnAnArmedScope_theWaiterOpensTheNextScopeAndProceedsThere()
+            throws Exception {
+        // Given A armed scope 0 and its action is still running
+        CountDownLatch release = new CountDownLatch(1);
+        Attempt a = gate("a").enter(key);
+        attempts.add(a);
+        CompletableFuture<Crossing> aCrossing = CompletableFuture.supplyAsync(() -> {
+            try {
+                return a.cross(ctx -> {
+                    deliveries.incrementAndGet();
+                    release.await(60, TimeUnit.SECONDS);
+                    return ActionResult.unconfirmed("no receipt");
+                });
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        });
+        try {
+            await().atMost(Duration.ofSeconds(10)).until(() -> client.checkExists().forPath(Layout.armed(scope0)) != null);
+            // and B waits on the armed scope (consumed, no outcome yet)
+            CompletableFuture<Attempt> waiting = enterAsync(gate("b"), Duration.ofSeconds(60));
+            awaitStillWaiting(waiting);
+
+            // When an operator authorizes a redelivery after scope 0
+            Operator operator = Operator.builder(client).namespace(ns).build();
+            assertThat(operator.authorize(key.key(), 0, "alice", "the customer never got it").created()).isTrue();
+
+            // Then B, still waiting, opens scope 1 with it and proceeds there, long before its deadline
+            Attempt b = waiting.get(PROMPTLY.toSeconds(), TimeUnit.SECONDS);
+            assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isEqualTo(1));
+            assertThat(scopeRecord(Layout.scope(keyPath, 1)).opened()).isEqualTo("after-0");
+            assertThat(b.cross(delivers("receipt-b"))).isInstanceOfSatisfying(Crossing.Crossed.class,
+                    c -> assertThat(c.scope()).isEqualTo(1));
+        } finally {
+            release.countDown();
+        }
+        assertThat(aCrossing.get(30, TimeUnit.SECONDS)).isInstanceOfSatisfying(Crossing.Crossed.class,
+                c -> assertThat(c.outcome()).isEqualTo(Outcome.SEND_STATUS_UNKNOWN));
+        assertThat(deliveries).hasValue(2);
+    }
+
+    @Test
+    void creatorWhoseScopeZeroEndsNotSentUnderAnother_proceedsInScopeOne_andTellsTheActionTheKeysCreationZxid()
+            throws Exception {
+        // Given A creates the key, and before its election node exists (its gate's ZooKeeper seam holds A's first
+        // join while the rest happens: a real server, a schedule) B takes scope 0's lease and proves not_sent
+        AtomicBoolean held = new AtomicBoolean();
+        ZooKeeperOps real = new CuratorOps(client, "a");
+        ZooKeeperOps holdingFirstJoin = (ZooKeeperOps) java.lang.reflect.Proxy.newProxyInstance(
+                ZooKeeperOps.class.getClassLoader(), new Class<?>[] {ZooKeeperOps.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("joinElection") && held.compareAndSet(false, true)) {
+                        try (Attempt b = gate("b").enter(key, Duration.ofSeconds(30))) {
+                            assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class,
+                                    p -> assertThat(p.scope()).isZero());
+                            assertThat(b.cross(ctx -> {
+                                deliveries.incrementAndGet();
+                                throw new ProvenNotSentException("rate limited, nothing sent");
+                            })).isInstanceOfSatisfying(Crossing.Crossed.class,
+                                    c -> assertThat(c.outcome()).isEqualTo(Outcome.NOT_SENT));
+                        }
+                    }
+                    try {
+                        return method.invoke(real, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        Gate creator = new DefaultGate(holdingFirstJoin, ns, new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
+                java.time.Clock.systemUTC(), Duration.ofSeconds(30), Duration.ofSeconds(15), "a", "test", 1, false,
+                ZxidMarks.inMemory());
+        gates.add(creator);
+
+        // When A, the key's creator, goes on contending
+        AtomicReference<BoundaryAction.Context> told = new AtomicReference<>();
+        try (Attempt a = creator.enter(key, Duration.ofSeconds(30))) {
+            // Then it proceeds in scope 1, which B's not_sent opened, and the action is told the key's creation
+            // zxid (the idempotency key's seed), not scope 1's
+            assertThat(held).as("B went first").isTrue();
+            assertThat(a.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isEqualTo(1));
+            assertThat(a.cross(ctx -> {
+                deliveries.incrementAndGet();
+                told.set(ctx);
+                return ActionResult.verified("receipt-a");
+            })).isInstanceOf(Crossing.Crossed.class);
+        }
+        long keyCzxid = client.checkExists().forPath(keyPath).getCzxid();
+        assertThat(client.checkExists().forPath(Layout.scope(keyPath, 1)).getCzxid()).isNotEqualTo(keyCzxid);
+        assertThat(told.get().scope()).isEqualTo(1);
+        assertThat(told.get().keyZxid()).isEqualTo(keyCzxid);
+        assertThat(deliveries).hasValue(2);
+    }
+
+    @Test
+    void holderLeavesWithoutCrossing_theWaiterProceedsWellWithinTheLeaseTtl() throws Exception {
+        // Given A holds the lease of scope 0 under a 4 minute TTL, and B waits behind it in the election
+        Duration ttl = Duration.ofMinutes(4);
+        Attempt a = gate(Gate.builder(client).namespace(ns).taskId("a").leaseTtl(ttl)).enter(key);
+        attempts.add(a);
+        assertThat(a.decision()).isInstanceOf(Decision.Proceed.class);
+        CompletableFuture<Attempt> waiting = enterAsync(gate(Gate.builder(client).namespace(ns).taskId("b").leaseTtl(ttl)),
+                Duration.ofMinutes(3));
+        awaitStillWaiting(waiting);
+
+        // When A leaves without crossing (its lease released, its election node gone)
+        a.close();
+
+        // Then B proceeds in scope 0 at once, not when A's lease would have lapsed, and delivers
+        Attempt b = waiting.get(PROMPTLY.toSeconds(), TimeUnit.SECONDS);
+        assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isZero());
+        assertThat(b.cross(delivers("receipt-b"))).isInstanceOf(Crossing.Crossed.class);
+        assertThat(deliveries).hasValue(1);
+    }
+}
