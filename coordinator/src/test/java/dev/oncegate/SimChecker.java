@@ -178,7 +178,11 @@ final class SimChecker {
         world.count("invariant: genesis at arming checked");
     }
 
-    /** The wipe begins: from now on the keys created before it lose their records, deliberately. */
+    /**
+     * The wipe begins: from now on the backlog index and the unreadable-record rule no longer hold (the wipe
+     * deletes buckets and leaves election containers behind), and each key incarnation it deletes part of
+     * ({@link #wipeDeleted}) is judged by the ledger's rules only.
+     */
     void wipeStarts() {
         if (wipedAt == 0) {
             wipedAt = world.server.zxid();
