@@ -12,6 +12,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -47,7 +48,10 @@ import org.slf4j.LoggerFactory;
  * marks are in the file. Flushes of one instance take turns, and one that finds its marks written
  * by the flush before it returns without writing: a burst of flushes from many threads of a gate
  * costs about two writes, not one each. No fsync: the file outlives the process, not the host's
- * power.
+ * power. A flush re-reads the file every time, but parses it only when its bytes differ from the
+ * ones this instance last read or wrote: unchanged bytes are the same marks (decoding them is most
+ * of a flush's CPU, with a sidecar flushing three times per effect), and any other process's write
+ * changes them.
  *
  * <p>Thread-safe: the marks and what the file is known to hold are concurrent maps; reading and
  * writing the file are serialized by this instance's monitor, and, among the instances of this JVM
@@ -71,6 +75,9 @@ final class FileZxidMarks extends MemoryZxidMarks {
     private volatile String problem;
     /** Whether the last write failed: said once, not at every flush. Guarded by this. */
     private boolean writeFailing;
+    /** The file's bytes as this instance last read or wrote them, and what they decode to. Guarded by this. */
+    private byte[] knownBytes;
+    private Contents knownContents;
 
     FileZxidMarks(Path file, String seenAt) {
         this.file = file;
@@ -175,7 +182,7 @@ final class FileZxidMarks extends MemoryZxidMarks {
              FileLock lock = channel.lock()) {
             Contents contents;
             try {
-                contents = Contents.read(file);
+                contents = readKnown();
             } catch (Unreadable e) {
                 unreadable(e.getMessage());
                 return;
@@ -183,6 +190,7 @@ final class FileZxidMarks extends MemoryZxidMarks {
             learn(contents);
             Instant now = Instant.now();
             List<Object> entries = new ArrayList<>();
+            List<Entry> decoded = new ArrayList<>(); // what the entries written decode to, for the next flush
             Set<Life> raised = new HashSet<>();
             boolean changed = false;
             for (Entry e : contents.entries()) {
@@ -190,33 +198,61 @@ final class FileZxidMarks extends MemoryZxidMarks {
                 Long zxid = life == null ? null : observed.get(life);
                 if (zxid == null || !raised.add(life)) {
                     entries.add(e.raw());
+                    decoded.add(e);
                     continue;
                 }
                 Set<String> at = new TreeSet<>(e.mark().seenAt());
                 changed |= at.add(seenAt) || zxid > e.mark().zxid();
+                long top = Math.max(zxid, e.mark().zxid());
+                Instant updated = zxid > e.mark().zxid() ? now : e.mark().updated();
                 Map<String, Object> entry = e.fields();
-                entry.put("zxid", Math.max(zxid, e.mark().zxid()));
+                entry.put("zxid", top);
                 entry.put("seen_at", new ArrayList<>(at));
-                entry.put("updated", (zxid > e.mark().zxid() ? now : e.mark().updated()).toString());
+                entry.put("updated", updated.toString());
                 entries.add(entry);
+                decoded.add(new Entry(entry, new ZxidMarks.Mark(life.namespace(), life.genesisId(), top, at, updated)));
             }
             for (Map.Entry<Life, Long> o : observed.entrySet()) {
                 if (!raised.contains(o.getKey())) {
                     changed = true;
-                    entries.add(Contents.entry(o.getKey(), o.getValue(), seenAt, now));
+                    Map<String, Object> entry = Contents.entry(o.getKey(), o.getValue(), seenAt, now);
+                    entries.add(entry);
+                    decoded.add(new Entry(entry, new ZxidMarks.Mark(o.getKey().namespace(), o.getKey().genesisId(),
+                            o.getValue(), Set.of(seenAt), now)));
                 }
             }
             if (changed) {
-                write(contents.withMarks(entries));
+                Map<String, Object> root = contents.withMarks(entries);
+                byte[] bytes = Json.encode(root);
+                knownBytes = null; // until the file holds them
+                knownContents = null;
+                write(bytes);
+                knownBytes = bytes;
+                knownContents = new Contents(root, List.copyOf(decoded));
             }
             observed.forEach((life, zxid) -> persisted.merge(life, zxid, Math::max));
         }
     }
 
-    private void write(Map<String, Object> root) throws IOException {
+    /**
+     * Under the file lock: the file's contents, decoded only when its bytes are not the ones this
+     * instance last read or wrote (equal bytes decode to equal contents).
+     */
+    private Contents readKnown() throws Unreadable {
+        byte[] bytes = Contents.bytes(file);
+        if (bytes != null && knownBytes != null && Arrays.equals(bytes, knownBytes)) {
+            return knownContents;
+        }
+        Contents contents = Contents.decode(file, bytes);
+        knownBytes = bytes;
+        knownContents = contents;
+        return contents;
+    }
+
+    private void write(byte[] bytes) throws IOException {
         Path tmp = Files.createTempFile(file.toAbsolutePath().getParent(), file.getFileName().toString(), ".tmp");
         try {
-            Files.write(tmp, Json.encode(root));
+            Files.write(tmp, bytes);
             try {
                 Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {
@@ -291,13 +327,24 @@ final class FileZxidMarks extends MemoryZxidMarks {
     private record Contents(Map<String, Object> root, List<Entry> entries) {
 
         static Contents read(Path file) throws Unreadable {
-            byte[] bytes;
+            return decode(file, bytes(file));
+        }
+
+        /** The file's bytes, or null when there is no file. */
+        static byte[] bytes(Path file) throws Unreadable {
             try {
-                bytes = Files.readAllBytes(file);
+                return Files.readAllBytes(file);
             } catch (NoSuchFileException e) {
-                return new Contents(Map.of("v", 1L), List.of());
+                return null;
             } catch (IOException | RuntimeException e) {
                 throw new Unreadable(file, "cannot be read (" + e + ")");
+            }
+        }
+
+        /** The contents of {@code bytes} read from {@code file} (null: no file). */
+        static Contents decode(Path file, byte[] bytes) throws Unreadable {
+            if (bytes == null) {
+                return new Contents(Map.of("v", 1L), List.of());
             }
             Map<String, Object> root;
             try {

@@ -185,6 +185,35 @@ class ZxidMarksTest {
     }
 
     @Test
+    void file_anotherWriterBetweenTwoFlushes_isMerged_notOverwrittenByWhatTheFirstWroteBefore() {
+        // Given: one instance flushed, so it knows the file's bytes; then another raised a mark and added one
+        Path file = dir.resolve("zxid-marks.json");
+        ZxidMarks first = ZxidMarks.file(file, "a");
+        ZxidMarks second = ZxidMarks.file(file, "b");
+        first.observe("/oncegate", "g1", 10);
+        first.flush();
+        second.observe("/oncegate", "g1", 30);
+        second.observe("/other", "g2", 5);
+        second.flush();
+
+        // When: the first flushes a mark of its own again (its remembered bytes are no longer the file's)
+        first.observe("/oncegate", "g1", 20);
+        first.flush();
+        first.observe("/third", "g3", 1);
+        first.flush(); // now the file's bytes are the ones it wrote: it merges without decoding them again
+
+        // Then: nothing the other wrote was lost, and each mark is the maximum seen
+        ZxidMarks reader = ZxidMarks.file(file, "x");
+        assertThat(reader.highest("/oncegate", "g1")).isEqualTo(30);
+        assertThat(reader.highest("/other", "g2")).isEqualTo(5);
+        assertThat(reader.highest("/third", "g3")).isEqualTo(1);
+        assertThat(ZxidMarks.read(file)).anySatisfy(m -> {
+            assertThat(m.namespace()).isEqualTo("/oncegate");
+            assertThat(m.seenAt()).containsExactlyInAnyOrder("a", "b");
+        });
+    }
+
+    @Test
     void file_flushWithNothingNew_writesNothing() {
         Path file = dir.resolve("zxid-marks.json");
         ZxidMarks.file(file, "a").flush();

@@ -28,9 +28,12 @@ import dev.oncegate.Gate;
  * Python fleets pay without the sidecar; and the sidecar's memory and threads per open handle.
  *
  * <ul>
- *   <li>The sidecar warmed first by the same 16 processes on both paths below, untimed, for a
- *       third of the phase's length each (at most 5 s): the library's arms are measured in a JVM
- *       that has run every earlier trial, so the sidecar's JIT is warm too.</li>
+ *   <li>The sidecar warmed first by the same 16 processes on both paths below, untimed, in rounds
+ *       of {@value #WARM_ROUND_SECONDS} s (each path in turn) until its JIT compiler threads spend
+ *       less than {@value #WARM_COMPILER_SHARE} of its CPU in a round, or for at most
+ *       {@value #WARM_MAX_SECONDS} s: the library's arms are measured in a JVM that has run every
+ *       earlier trial, while a fresh sidecar on a loaded 2-core machine was measured still
+ *       compiling, at a third of its CPU, after 40 s of load.</li>
  *   <li>16 Python processes, each entering new keys one after another (enter, cross, report
  *       sent_verified: three calls) for the phase's length; effects/s over all of them and
  *       per-effect latency percentiles (each effect from the agent's enter to the recorded outcome).</li>
@@ -53,6 +56,9 @@ final class SidecarPhase {
     static final int CLIENTS = 16;
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern HEAP_USED = Pattern.compile("used (\\d+)K");
+    static final double WARM_ROUND_SECONDS = 4.0;
+    static final double WARM_COMPILER_SHARE = 0.10;
+    static final double WARM_MAX_SECONDS = 90.0;
 
     private final Options options;
     private final BenchServer server;
@@ -96,9 +102,7 @@ final class SidecarPhase {
             Map<String, String> env = Map.of("ONCEGATE_SIDECAR_URL", url,
                     "ONCEGATE_SIDECAR_TOKEN_FILE", dir.resolve("sidecar.token").toString(),
                     "PYTHONPATH", options.pythonClient().toAbsolutePath().toString());
-            double warmup = Math.min(5.0, seconds / 3); // the sidecar's JIT, untimed (see above)
-            effects(script, env, CLIENTS, warmup, "warmup", false);
-            effects(script, env, CLIENTS, warmup, "warmup2", true);
+            warm(script, env, sidecar.pid());
             Agents many = effects(script, env, CLIENTS, seconds, "many", false);
             Agents manyTwo = effects(script, env, CLIENTS, seconds, "many2", true);
             progress.step(String.format(java.util.Locale.ROOT, "sidecar: %d Python clients, %.1f effects/s, p50 %.2f ms"
@@ -141,6 +145,56 @@ final class SidecarPhase {
                 sidecar.destroyForcibly();
             }
         }
+    }
+
+    /** Warms the sidecar's JIT, untimed, until its compiler threads settle (see the class comment). */
+    private void warm(Path script, Map<String, String> env, long pid) throws Exception {
+        double warmed = 0;
+        int round = 0;
+        double share = 1;
+        while (warmed < WARM_MAX_SECONDS && share >= WARM_COMPILER_SHARE) {
+            double[] before = cpuSeconds(pid);
+            effects(script, env, CLIENTS, WARM_ROUND_SECONDS, "warmup" + round, round % 2 == 1);
+            double[] after = cpuSeconds(pid);
+            double all = after[0] - before[0];
+            share = all <= 0 ? 0 : (after[1] - before[1]) / all;
+            warmed += WARM_ROUND_SECONDS;
+            round++;
+        }
+        progress.step(String.format(java.util.Locale.ROOT, "sidecar: warmed for %.0f s (%d rounds of 16 clients);"
+                + " JIT compiler threads %.0f%% of its CPU in the last round", warmed, round, share * 100));
+    }
+
+    /**
+     * The process's CPU seconds ({@code /proc/PID/stat}, threads that ended included) and its JIT
+     * compiler threads' ({@code /proc/PID/task}); zeros without {@code /proc} (one round is warmed).
+     */
+    private static double[] cpuSeconds(long pid) {
+        try {
+            double all = statCpu(Files.readString(Path.of("/proc", Long.toString(pid), "stat")));
+            double compiler = 0;
+            try (var tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+                for (Path task : tasks.toList()) {
+                    try {
+                        String stat = Files.readString(task.resolve("stat"));
+                        if (stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')')).contains("CompilerThre")) {
+                            compiler += statCpu(stat);
+                        }
+                    } catch (IOException e) {
+                        // the thread ended meanwhile: a compiler thread does not
+                    }
+                }
+            }
+            return new double[] {all, compiler};
+        } catch (IOException | RuntimeException e) {
+            return new double[] {0, 0};
+        }
+    }
+
+    /** utime + stime of a {@code /proc} stat line, in seconds (USER_HZ is 100 on Linux). */
+    private static double statCpu(String stat) {
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
     }
 
     private Process startSidecar() throws IOException {

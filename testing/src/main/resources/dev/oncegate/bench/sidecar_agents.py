@@ -13,6 +13,7 @@ usage: sidecar_agents.py effects SECONDS PREFIX [enter-and-cross]
 The sidecar's URL and token file come from $ONCEGATE_SIDECAR_URL and $ONCEGATE_SIDECAR_TOKEN_FILE.
 """
 import json
+import resource
 import sys
 import time
 
@@ -28,6 +29,7 @@ def effects(seconds, prefix, cross_at_enter=False):
     deadline = time.perf_counter() + seconds
     n = 0
     started = time.perf_counter()
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     while time.perf_counter() < deadline:
         n += 1
         t0 = time.perf_counter()
@@ -43,8 +45,10 @@ def effects(seconds, prefix, cross_at_enter=False):
             first_error = first_error or str(e)
             continue
         latencies.append((time.perf_counter() - t0) * 1000.0)
+    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = cpu1.ru_utime - cpu0.ru_utime + cpu1.ru_stime - cpu0.ru_stime
     print(json.dumps({"effects": len(latencies), "seconds": time.perf_counter() - started, "latencies_ms": latencies,
-                      "undecided": undecided, "first_error": first_error}), flush=True)
+                      "undecided": undecided, "first_error": first_error, "cpu_s": cpu}), flush=True)
 
 
 def handles(count, prefix):
