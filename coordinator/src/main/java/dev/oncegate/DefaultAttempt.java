@@ -137,7 +137,7 @@ final class DefaultAttempt implements Attempt {
     private ScopeView view;
     /** The highest scope whose chain of custody this attempt has checked ({@link ScopeReads#verifyChain}). */
     private int verifiedUpTo;
-    /** The key znode's creation zxid: with the genesis id, the identity of this incarnation of the key. */
+    /** The key znode's creation zxid, of the incarnation the lease was written in (set by takeLease): with the genesis id, its identity. */
     private long keyZxid;
     /** The secret the armed record commits to, revealed by the outcome; known to this executor alone. */
     private String secret;
@@ -200,7 +200,6 @@ final class DefaultAttempt implements Attempt {
                             + "): check that the ensemble is up and reachable"));
         }
         ScopeReads.KeyRead read = protocol.reads().readKey(key);
-        keyZxid = read.keyZxid();
         Decision.Stop namespaceStop = gate.ns.checkGenesis(read.genesis());
         if (namespaceStop != null) {
             return namespaceStop;
@@ -219,7 +218,6 @@ final class DefaultAttempt implements Attempt {
                         true));
             } else if (tries < 3) {
                 read = protocol.reads().readKey(key); // a racing contender created it: read what it wrote
-                keyZxid = read.keyZxid();
             } else {
                 throw new UnreadableRecordException(keyPath, "the key keeps disappearing right after it is created");
             }
