@@ -17,6 +17,7 @@ import org.apache.curator.framework.AuthInfo;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.client.ZKClientConfig;
 
 /**
@@ -229,8 +230,53 @@ final class ZooKeeperConnection implements AutoCloseable {
         return builder.build();
     }
 
+    /**
+     * Closes the client, and returns once ZooKeeper has ended the session: Curator's close
+     * (its executors, its listeners) and then ZooKeeper's, whose closeSession request the server
+     * answers, or which fails with the connection, exactly as a plain {@code client.close()}.
+     * It does not wait for what follows in ZooKeeper's NIO socket: having closed the socket, its
+     * cleanup sleeps 100 ms ({@code ClientCnxnSocketNIO.cleanup}), a tenth of a second on every
+     * command for nothing. So the close runs on a thread of its own, and this returns when that
+     * thread ends or the handle's state is {@code CLOSED}, which ZooKeeper sets only after the
+     * closeSession request came back (answered or failed). The sleep then ends on that thread,
+     * or with the JVM. A client that is not connected closes on the calling thread, as always.
+     */
     @Override
     public void close() {
-        client.close();
+        ZooKeeper handle = connectedHandle();
+        if (handle == null) {
+            client.close();
+            return;
+        }
+        Thread closing = new Thread(client::close, "oncegate-close");
+        closing.setDaemon(true);
+        closing.start();
+        boolean interrupted = false;
+        while (closing.isAlive() && handle.getState() != ZooKeeper.States.CLOSED) {
+            try {
+                closing.join(1);
+            } catch (InterruptedException e) {
+                // the close goes on (it cannot be undone): wait for it as before, then say so
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The ZooKeeper handle of a connected client, else null (asking an unconnected Curator client for it may start a reconnection). */
+    private ZooKeeper connectedHandle() {
+        if (!client.getZookeeperClient().isConnected()) {
+            return null;
+        }
+        try {
+            return client.getZookeeperClient().getZooKeeper();
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            return null; // closed on the calling thread, which meets the same failure
+        }
     }
 }
