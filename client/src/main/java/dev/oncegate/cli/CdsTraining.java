@@ -61,7 +61,8 @@ public final class CdsTraining {
     }
 
     private static void expect(List<String> failures, int exit, String... args) {
-        int actual = Main.execute(args);
+        int actual = Main.run(args); // as main runs it: logging, the arguments' text, the command
+        ClassDataArchive.setAsideIfRejected();
         if (actual != exit) {
             failures.add("`oncegate " + String.join(" ", args) + "` exited " + actual + ", expected " + exit);
         }

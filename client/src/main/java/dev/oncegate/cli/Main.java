@@ -31,6 +31,7 @@ public final class Main {
         // JSON and messages are UTF-8 whatever the locale (an ASCII locale would print '?').
         System.setOut(new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8));
         System.setErr(new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8));
+        ClassDataArchive.setAsideIfRejected();
         System.exit(run(args));
     }
 

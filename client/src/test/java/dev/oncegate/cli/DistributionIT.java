@@ -149,6 +149,41 @@ class DistributionIT extends CliFixture {
     }
 
     @Test
+    void anArchiveTheJvmRejects_isSetAside_andMadeAgainOnTheNextStart() throws Exception {
+        Path installation = copyOfTheInstallation("replaced");
+        Path ownCache = dir.resolve("cache");
+        Cli plain = launcher(installation, Map.of("XDG_CACHE_HOME", ownCache.toString()));
+        Cli.Result first = plain.run("--version");
+        Path archive = archives(ownCache).get(0);
+        // Another jar under the same name, with a time older than the archive's (a tarball unpacked
+        // over the installation keeps its files' times): the launcher's checks pass, the JVM's do not.
+        Path jar = installation.resolve("lib/oncegate.jar");
+        try (var zip = java.nio.file.FileSystems.newFileSystem(jar)) {
+            Files.writeString(zip.getPath("another-build.txt"), "not the jar the archive was made for");
+        }
+        Files.setLastModifiedTime(jar, java.nio.file.attribute.FileTime.from(java.time.Instant.parse("2020-01-01T00:00:00Z")));
+
+        Cli.Result rejected = loggingClassLoads(installation, ownCache).run("key", "--dest", dest, "--file", content.toString());
+        boolean mappedWhenRejected = loadedFromTheArchive("dev.oncegate.cli.Main");
+        Path setAside = archive.resolveSibling(archive.getFileName() + ".rejected");
+        boolean wasSetAside = Files.exists(setAside) && !Files.exists(archive);
+        Cli.Result remade = plain.run("--version");
+        Cli.Result keyed = loggingClassLoads(installation, ownCache).run("key", "--dest", dest, "--file", content.toString());
+
+        assertThat(first.exit()).as(first.toString()).isZero();
+        assertThat(rejected.exit()).as(rejected.toString()).isZero();
+        assertThat(rejected.stdoutJson().get("key").asText()).isEqualTo(key.key());
+        assertThat(stderrLines(rejected)).isEmpty();
+        assertThat(mappedWhenRejected).isFalse();
+        assertThat(wasSetAside).as("the archive, set aside as " + setAside).isTrue();
+        assertThat(remade.exit()).as(remade.toString()).isZero();
+        assertThat(archives(ownCache)).containsExactly(archive);
+        assertThat(setAside).doesNotExist();
+        assertThat(keyed.exit()).as(keyed.toString()).isZero();
+        assertThat(loadedFromTheArchive("dev.oncegate.cli.Main")).isTrue();
+    }
+
+    @Test
     void cacheThatCannotBeWritten_neverFailsTheCommand_silently() throws Exception {
         Path notADirectory = Files.writeString(dir.resolve("not-a-directory"), "");
 
