@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Objects;
@@ -81,7 +80,7 @@ public record EffectKey(String key, Destination destination, String sha256) {
      */
     public static EffectKey of(Destination destination, InputStream content) {
         Objects.requireNonNull(content, "content");
-        MessageDigest digest = sha256Digest();
+        MessageDigest digest = Sha256.jdk();
         byte[] buffer = new byte[64 * 1024];
         try {
             for (int n; (n = content.read(buffer)) >= 0; ) {
@@ -104,8 +103,13 @@ public record EffectKey(String key, Destination destination, String sha256) {
         if (!Files.isRegularFile(file)) {
             throw new IllegalArgumentException("file: '" + file + "' is not a readable regular file");
         }
-        try (InputStream in = Files.newInputStream(file)) {
-            return of(destination, in);
+        try {
+            if (Files.size(file) <= Sha256.SMALL) {
+                return of(destination, Files.readAllBytes(file)); // one read; hashed without the JDK's setup (Sha256)
+            }
+            try (InputStream in = Files.newInputStream(file)) {
+                return of(destination, in);
+            }
         } catch (IOException | UncheckedIOException e) {
             throw new IllegalArgumentException("file: could not read '" + file + "': " + e.getMessage(), e);
         }
@@ -229,15 +233,7 @@ public record EffectKey(String key, Destination destination, String sha256) {
 
     /** The lower-case hex SHA-256 of {@code bytes}. */
     static String hexSha256(byte[] bytes) {
-        return HEX.formatHex(sha256Digest().digest(bytes));
-    }
-
-    private static MessageDigest sha256Digest() {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("this JVM has no SHA-256", e);
-        }
+        return HEX.formatHex(Sha256.digest(bytes));
     }
 
     private static void requireHex64(String field, String value) {
