@@ -308,7 +308,8 @@ class DistributionIT extends CliFixture {
     /** The launchers, the jar and the class list of the unpacked distribution, copied to {@code dir/NAME}. */
     private Path copyOfTheInstallation(String name) throws IOException {
         Path copy = dir.resolve(name);
-        for (String file : List.of("bin/oncegate", "bin/oncegate-cds", "lib/oncegate.jar", "lib/oncegate.classlist")) {
+        for (String file : List.of("bin/oncegate", "bin/oncegate-cds", "lib/oncegate.jar", "lib/oncegate.classlist",
+                "lib/oncegate-quick.classlist")) {
             Files.createDirectories(copy.resolve(file).getParent());
             Files.copy(home.resolve(file), copy.resolve(file), StandardCopyOption.COPY_ATTRIBUTES);
         }
