@@ -82,8 +82,13 @@ public final class Main {
         all.put("sidecar", SidecarCommand::new);
         all.put("doctor", DoctorCommand::new);
         all.put("demo", DemoCommand::new);
-        all.put("help", CommandLine.HelpCommand::new);
-        all.put("generate-completion", AutoComplete.GenerateCompletion::new);
+        // Lambdas, not constructor references, for picocli's own classes, and nested classes, not method
+        // references, for its handlers (below): a reference to a class of picocli's Java 5 class files
+        // makes the JVM link it when it archives the lambda, and a linked class of a version before 50 is
+        // left out of the class-data sharing archive, with every class that implements it; loading them
+        // from the jar costs each command picocli runs the opening of the whole jar.
+        all.put("help", () -> new CommandLine.HelpCommand());
+        all.put("generate-completion", () -> new AutoComplete.GenerateCompletion());
         return Collections.unmodifiableMap(all);
     }
 
@@ -136,8 +141,8 @@ public final class Main {
                     .footer("", "Exit codes: 0 the script printed.");
         }
         cli.setStopAtPositional(true); // `run … -- COMMAND ARG…`: the command's own flags stay its own
-        cli.setParameterExceptionHandler(Main::onBadUsage);
-        cli.setExecutionExceptionHandler(Main::onFailure);
+        cli.setParameterExceptionHandler(new OnBadUsage());
+        cli.setExecutionExceptionHandler(new OnFailure());
         return cli;
     }
 
@@ -174,6 +179,22 @@ public final class Main {
 
     private static boolean isTruthy(String value) {
         return value != null && !value.isEmpty() && !value.equals("0") && !value.equalsIgnoreCase("false");
+    }
+
+    /** {@link #onBadUsage}, as a class of its own (see {@link #subcommands} for why not a method reference). */
+    private static final class OnBadUsage implements CommandLine.IParameterExceptionHandler {
+        @Override
+        public int handleParseException(CommandLine.ParameterException e, String[] args) {
+            return onBadUsage(e, args);
+        }
+    }
+
+    /** {@link #onFailure}, as a class of its own (see {@link #subcommands} for why not a method reference). */
+    private static final class OnFailure implements CommandLine.IExecutionExceptionHandler {
+        @Override
+        public int handleExecutionException(Exception e, CommandLine cli, CommandLine.ParseResult parsed) {
+            return onFailure(e, cli, parsed);
+        }
     }
 
     private static int onBadUsage(CommandLine.ParameterException e, String[] args) {
