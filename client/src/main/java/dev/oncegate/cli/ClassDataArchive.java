@@ -6,8 +6,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 
 /**
- * The launcher's half-second saver, checked from inside: {@code bin/oncegate} names the
- * class-data sharing archive it gives the JVM in the system property {@value #PROPERTY}, and
+ * Whether the JVM maps the launcher's class-data sharing archive, checked from inside:
+ * {@code bin/oncegate} names the archive it gives the JVM in the system property {@value #PROPERTY}, and
  * {@link #setAsideIfRejected} sets it aside as {@code ARCHIVE.rejected} when this JVM does not
  * share classes from it. A JVM that cannot use an archive (another jar or Java under the same
  * names, a jar unpacked with an older time) says nothing and starts without it, every time; so the
