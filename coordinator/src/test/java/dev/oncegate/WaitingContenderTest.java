@@ -3,13 +3,10 @@ package dev.oncegate;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -17,8 +14,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * test; the bounds are generous (seconds for what takes milliseconds, or for one safety re-read where
  * nothing the waiter watches changes), so a loaded machine does not make them flaky.
  */
-class WaitingContenderTest extends OneServerPerClass {
+class WaitingContenderTest extends OneKeyPerTest {
 
     /**
      * How long a waiter may take to act on a change: far below every waiter's deadline below (60 s or more),
@@ -38,28 +33,7 @@ class WaitingContenderTest extends OneServerPerClass {
      */
     static final Duration PROMPTLY = Duration.ofSeconds(20);
 
-    String ns;
-    EffectKey key;
-    String keyPath;
-    String scope0;
-    final List<Gate> gates = new ArrayList<>();
-    final List<Attempt> attempts = new ArrayList<>();
     final AtomicInteger deliveries = new AtomicInteger();
-
-    @BeforeEach
-    void freshNamespaceAndKey() throws Exception {
-        ns = "/waiting-" + UUID.randomUUID();
-        Gate.initialize(client, ns);
-        key = EffectKey.of(Destination.stable("slack", "C1"), UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8));
-        keyPath = Layout.keyPath(ns, key.key());
-        scope0 = Layout.scope(keyPath, 0);
-    }
-
-    @AfterEach
-    void closeAttemptsAndGates() {
-        attempts.forEach(Attempt::close);
-        gates.forEach(Gate::close);
-    }
 
     static org.apache.curator.framework.CuratorFramework observer;
 
@@ -88,22 +62,6 @@ class WaitingContenderTest extends OneServerPerClass {
         Gate g = builder.build();
         gates.add(g);
         return g;
-    }
-
-    /** {@code g.enter(key, wait)} on another thread; the attempt is closed after the test. */
-    CompletableFuture<Attempt> enterAsync(Gate g, Duration wait) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                Attempt a = g.enter(key, wait);
-                synchronized (attempts) {
-                    attempts.add(a);
-                }
-                return a;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            }
-        });
     }
 
     /** Still waiting after a while (it has read the scope and found a reason to wait). */
