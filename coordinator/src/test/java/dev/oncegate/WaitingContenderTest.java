@@ -5,8 +5,10 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -14,6 +16,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.WatchersDebug;
+import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -313,5 +321,65 @@ class WaitingContenderTest extends OneKeyPerTest {
         assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isZero());
         assertThat(b.cross(delivers("receipt-b"))).isInstanceOf(Crossing.Crossed.class);
         assertThat(deliveries).hasValue(1);
+    }
+
+    /** Scope 0 leased by hand to a holder (task x) whose election node {@code node} is given, for {@code ttl}. */
+    void leaseByHand(String node, Duration ttl) throws Exception {
+        Records.Scope open = scopeRecord(scope0);
+        client.setData().forPath(scope0, Records.scope(open.withLease(new KeyHistory.Lease(
+                new Actor("x", "elsewhere", 1, "1", Records.newAttemptId()), node, Instant.now().plus(ttl), null))));
+    }
+
+    /** The key, created and its scope 0 left open by a contender that did not cross. */
+    void openKey() throws Exception {
+        try (Attempt first = gate("creator").enter(key)) {
+            assertThat(first.decision()).isInstanceOf(Decision.Proceed.class);
+        }
+    }
+
+    @Test
+    void holderWhoseSessionEnds_wakesTheWaiterOutsideTheElectionByItsNode_whichTakesTheLeaseOverAbandoned() throws Exception {
+        // Given scope 0 leased for 10 minutes by a holder whose election node is its own session's, and B waiting
+        // outside the election behind it, under a 4 minute TTL (unprompted, a waiter re-reads only every TTL/4: a minute)
+        openKey();
+        CuratorFramework holder = CuratorFrameworkFactory.newClient(zk.server().getConnectString(), 6000, 3000,
+                new RetryOneTime(100));
+        holder.start();
+        CompletableFuture<Attempt> waiting;
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try {
+            String holderNode = holder.create().creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                    .forPath(Layout.latch(scope0) + "/_c_" + UUID.randomUUID() + "-latch-");
+            leaseByHand(holderNode, Duration.ofMinutes(10));
+            waiting = enterAsync(gate(Gate.builder(client).namespace(ns).taskId("b").leaseTtl(Duration.ofMinutes(4))
+                    .meterRegistry(registry)), Duration.ofMinutes(3));
+            await().atMost(Duration.ofSeconds(10)).until(() -> watchedUnder(keyPath).contains(holderNode));
+            awaitStillWaiting(waiting);
+
+            // When the holder's session ends (its process died): its election node goes, its lease stays
+        } finally {
+            holder.close();
+        }
+
+        // Then B, woken by the holder's node (the scope did not change), joins, leads, and takes the lease over as
+        // abandoned, long before its first unprompted re-read
+        Attempt b = waiting.get(PROMPTLY.toSeconds(), TimeUnit.SECONDS);
+        assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isZero());
+        KeyHistory.Lease lease = scopeRecord(scope0).lease();
+        assertThat(lease.holder().task()).isEqualTo("b");
+        assertThat(lease.takeover().cause()).isEqualTo("abandoned");
+        assertThat(lease.takeover().from().task()).isEqualTo("x");
+        assertThat(registry.get(GateMetrics.TAKEOVERS).tag("cause", "abandoned").counter().count()).isEqualTo(1);
+        assertThat(b.cross(delivers("receipt-b"))).isInstanceOf(Crossing.Crossed.class);
+        assertThat(deliveries).hasValue(1);
+    }
+
+    /** The paths under {@code prefix} that the shared client holds a watch on (data, exists or children). */
+    static List<String> watchedUnder(String prefix) throws Exception {
+        org.apache.zookeeper.ZooKeeper handle = client.getZookeeperClient().getZooKeeper();
+        List<String> paths = new ArrayList<>(WatchersDebug.getDataWatches(handle));
+        paths.addAll(WatchersDebug.getExistWatches(handle));
+        paths.addAll(WatchersDebug.getChildWatches(handle));
+        return paths.stream().filter(p -> p.startsWith(prefix)).distinct().toList();
     }
 }
