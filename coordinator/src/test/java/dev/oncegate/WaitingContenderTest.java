@@ -382,4 +382,44 @@ class WaitingContenderTest extends OneKeyPerTest {
         paths.addAll(WatchersDebug.getChildWatches(handle));
         return paths.stream().filter(p -> p.startsWith(prefix)).distinct().toList();
     }
+
+    @Test
+    void waiterBehindALiveHolder_sendsNothingWhileNothingChanges_andOnceGoneLeavesNoWatch_andItsGateForgetsIt()
+            throws Exception {
+        // Given A holds scope 0's lease under a 4 minute TTL, and B waits behind it (outside the election, watching
+        // the scope and A's election node), B's gate recording what B sends
+        Duration ttl = Duration.ofMinutes(4);
+        Attempt a = gate(Gate.builder(client).namespace(ns).taskId("a").leaseTtl(ttl)).enter(key);
+        attempts.add(a);
+        String holderNode = scopeRecord(scope0).lease().electionNode();
+        RecordingOps seam = new RecordingOps(client, "b");
+        DefaultGate b = seam.gate(ns, "b", java.time.Clock.systemUTC(), ttl, new SimpleMeterRegistry());
+        gates.add(b);
+        AtomicReference<Throwable> ended = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                b.enter(key, Duration.ofMinutes(3));
+            } catch (Throwable t) {
+                ended.set(t);
+            }
+        }, "waiter-b");
+        waiter.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> watchedUnder(keyPath).containsAll(List.of(scope0, holderNode)));
+
+        // Then, while nothing it watches changes, B sends ZooKeeper nothing (but the end of its settling): its
+        // watches wake it, it does not poll
+        int sent = seam.calls().size();
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5)).until(() -> seam.calls().size() <= sent + 3);
+        assertThat(waiter.isAlive()).as("still waiting").isTrue();
+
+        // When B's caller gives up on it (interrupts it): the gate closes the attempt
+        waiter.interrupt();
+        waiter.join(10_000);
+        assertThat(ended.get()).isInstanceOf(InterruptedException.class);
+
+        // Then the client holds none of B's watches (on the scope, on A's node), and B's gate no attempt
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(watchedUnder(keyPath)).isEmpty());
+        assertThat(b.liveAttempts()).isZero();
+        assertThat(scopeRecord(scope0).lease().holder().task()).as("A's lease, untouched").isEqualTo("a");
+    }
 }
