@@ -422,4 +422,28 @@ class WaitingContenderTest extends OneKeyPerTest {
         assertThat(b.liveAttempts()).isZero();
         assertThat(scopeRecord(scope0).lease().holder().task()).as("A's lease, untouched").isEqualTo("a");
     }
+
+    @Test
+    void contenderThatOpensAnAuthorizedScope_joinsItsElectionAtOnce_withoutTheGraceItGivesAnotherOpener() throws Exception {
+        // Given scope 0 ended send_status_unknown, and an operator authorized a redelivery after it
+        try (Attempt a = gate("a").enter(key)) {
+            a.cross(ctx -> {
+                deliveries.incrementAndGet();
+                return ActionResult.unconfirmed("no receipt");
+            });
+        }
+        Operator operator = Operator.builder(client).namespace(ns).build();
+        assertThat(operator.authorize(key.key(), 0, "alice", "the customer never got it").created()).isTrue();
+
+        // When B, whose clock stands still (a grace it gives others never ends), enters and opens scope 1
+        CompletableFuture<Attempt> entering = enterAsync(gate(Gate.builder(client).namespace(ns).taskId("b")
+                .clock(java.time.Clock.fixed(Instant.now(), java.time.ZoneOffset.UTC))), Duration.ZERO);
+
+        // Then it proceeds there at once: the grace is for others, to let the scope's opener join first
+        Attempt b = entering.get(PROMPTLY.toSeconds(), TimeUnit.SECONDS);
+        assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isEqualTo(1));
+        assertThat(scopeRecord(Layout.scope(keyPath, 1)).opened()).isEqualTo("after-0");
+        assertThat(b.cross(delivers("receipt-b"))).isInstanceOf(Crossing.Crossed.class);
+        assertThat(deliveries).hasValue(2);
+    }
 }
