@@ -79,6 +79,11 @@ final class DefaultGate implements Gate {
         live.remove(attempt);
     }
 
+    /** How many of this gate's attempts are live (entered, not closed yet): a closed attempt is forgotten. */
+    int liveAttempts() {
+        return live.size();
+    }
+
     /** Whether a live attempt of this gate watches {@code path} (the client's watches are shared by all of them). */
     boolean watchedByAnAttempt(String path) {
         for (DefaultAttempt attempt : live) {

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -512,6 +513,58 @@ class AttemptDecidesOnARealServerTest extends OneServerPerClass {
                 .isGreaterThanOrEqualTo(client.checkExists().forPath(Layout.armed(scope0)).getCzxid());
         assertThat(onFile(file)).as("the outcome's zxid, before cross returned")
                 .isGreaterThanOrEqualTo(client.checkExists().forPath(Layout.outcome(scope0)).getMzxid());
+        assertThat(deliveries).hasValue(1);
+    }
+
+    @Test
+    void keyDeletedWhileTheActionRuns_theOutcomeIsNotRecorded_andCountsAsFenced() throws Exception {
+        try (Attempt a = gate("a").enter(key)) {
+            // Given an admin deletes the key, its whole history, while the action runs
+            Crossing crossing = a.cross(ctx -> {
+                deliveries.incrementAndGet();
+                client.delete().deletingChildrenIfNeeded().forPath(keyPath);
+                return ActionResult.verified("receipt");
+            });
+
+            // Then the outcome meets its armed record gone: written nowhere, and counted fenced (SPEC §8)
+            assertThat(crossing).isInstanceOfSatisfying(Crossing.Crossed.class, c -> {
+                assertThat(c.outcome()).isEqualTo(Outcome.SENT_VERIFIED);
+                assertThat(c.recorded()).isFalse();
+            });
+            assertThat(count(GateMetrics.FENCED, "operation", "outcome")).isEqualTo(1);
+            assertThat(count(GateMetrics.OUTCOMES, "outcome", "sent_verified", "recorded", "false")).isEqualTo(1);
+        }
+        assertThat(stat(keyPath)).as("the outcome recreated nothing").isNull();
+        assertThat(deliveries).hasValue(1);
+    }
+
+    @Test
+    void electionWhoseLeaderNeverActs_aContenderThatWillNotWait_takesTheOpenScopeOverAfterOneTtl_andCountsIt()
+            throws Exception {
+        // Given scope 0 open (its creator left without crossing), and its election led by a member that never acts
+        try (Attempt first = gate("creator").enter(key)) {
+            assertThat(first.decision()).isInstanceOf(Decision.Proceed.class);
+        }
+        String scope0 = Layout.scope(keyPath, 0);
+        String idleLeader = client.create().creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                .forPath(Layout.latch(scope0) + "/_c_" + UUID.randomUUID() + "-latch-");
+        try {
+            // When B, whose lease TTL is one second, enters without waiting
+            Gate b = gate(Gate.builder(client).namespace(ns).taskId("b").meterRegistry(registry).leaseTtl(Duration.ofSeconds(1)));
+            try (Attempt attempt = b.enter(key)) {
+                // Then it stays for its election (a contender that will not wait still gives an open scope's election
+                // its time), and once the scope is unchanged for a TTL it takes it over, from no holder, and counts it
+                assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isZero());
+                KeyHistory.Lease lease = Records.decodeScope(scope0, client.getData().forPath(scope0)).lease();
+                assertThat(lease.holder().task()).isEqualTo("b");
+                assertThat(lease.takeover().cause()).isEqualTo("stalled_election");
+                assertThat(lease.takeover().from()).as("nobody held the scope").isNull();
+                assertThat(count(GateMetrics.TAKEOVERS, "cause", "stalled_election")).isEqualTo(1);
+                assertThat(attempt.cross(delivers("receipt-b", new AtomicReference<>()))).isInstanceOf(Crossing.Crossed.class);
+            }
+        } finally {
+            client.delete().forPath(idleLeader);
+        }
         assertThat(deliveries).hasValue(1);
     }
 

@@ -3,7 +3,6 @@ package dev.oncegate;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -17,8 +16,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.WatchersDebug;
+import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,7 +32,7 @@ import org.junit.jupiter.api.Test;
  * test; the bounds are generous (seconds for what takes milliseconds, or for one safety re-read where
  * nothing the waiter watches changes), so a loaded machine does not make them flaky.
  */
-class WaitingContenderTest extends OneServerPerClass {
+class WaitingContenderTest extends OneKeyPerTest {
 
     /**
      * How long a waiter may take to act on a change: far below every waiter's deadline below (60 s or more),
@@ -38,28 +41,7 @@ class WaitingContenderTest extends OneServerPerClass {
      */
     static final Duration PROMPTLY = Duration.ofSeconds(20);
 
-    String ns;
-    EffectKey key;
-    String keyPath;
-    String scope0;
-    final List<Gate> gates = new ArrayList<>();
-    final List<Attempt> attempts = new ArrayList<>();
     final AtomicInteger deliveries = new AtomicInteger();
-
-    @BeforeEach
-    void freshNamespaceAndKey() throws Exception {
-        ns = "/waiting-" + UUID.randomUUID();
-        Gate.initialize(client, ns);
-        key = EffectKey.of(Destination.stable("slack", "C1"), UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8));
-        keyPath = Layout.keyPath(ns, key.key());
-        scope0 = Layout.scope(keyPath, 0);
-    }
-
-    @AfterEach
-    void closeAttemptsAndGates() {
-        attempts.forEach(Attempt::close);
-        gates.forEach(Gate::close);
-    }
 
     static org.apache.curator.framework.CuratorFramework observer;
 
@@ -88,22 +70,6 @@ class WaitingContenderTest extends OneServerPerClass {
         Gate g = builder.build();
         gates.add(g);
         return g;
-    }
-
-    /** {@code g.enter(key, wait)} on another thread; the attempt is closed after the test. */
-    CompletableFuture<Attempt> enterAsync(Gate g, Duration wait) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                Attempt a = g.enter(key, wait);
-                synchronized (attempts) {
-                    attempts.add(a);
-                }
-                return a;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            }
-        });
     }
 
     /** Still waiting after a while (it has read the scope and found a reason to wait). */
@@ -355,5 +321,129 @@ class WaitingContenderTest extends OneServerPerClass {
         assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isZero());
         assertThat(b.cross(delivers("receipt-b"))).isInstanceOf(Crossing.Crossed.class);
         assertThat(deliveries).hasValue(1);
+    }
+
+    /** Scope 0 leased by hand to a holder (task x) whose election node {@code node} is given, for {@code ttl}. */
+    void leaseByHand(String node, Duration ttl) throws Exception {
+        Records.Scope open = scopeRecord(scope0);
+        client.setData().forPath(scope0, Records.scope(open.withLease(new KeyHistory.Lease(
+                new Actor("x", "elsewhere", 1, "1", Records.newAttemptId()), node, Instant.now().plus(ttl), null))));
+    }
+
+    /** The key, created and its scope 0 left open by a contender that did not cross. */
+    void openKey() throws Exception {
+        try (Attempt first = gate("creator").enter(key)) {
+            assertThat(first.decision()).isInstanceOf(Decision.Proceed.class);
+        }
+    }
+
+    @Test
+    void holderWhoseSessionEnds_wakesTheWaiterOutsideTheElectionByItsNode_whichTakesTheLeaseOverAbandoned() throws Exception {
+        // Given scope 0 leased for 10 minutes by a holder whose election node is its own session's, and B waiting
+        // outside the election behind it, under a 4 minute TTL (unprompted, a waiter re-reads only every TTL/4: a minute)
+        openKey();
+        CuratorFramework holder = CuratorFrameworkFactory.newClient(zk.server().getConnectString(), 6000, 3000,
+                new RetryOneTime(100));
+        holder.start();
+        CompletableFuture<Attempt> waiting;
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try {
+            String holderNode = holder.create().creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                    .forPath(Layout.latch(scope0) + "/_c_" + UUID.randomUUID() + "-latch-");
+            leaseByHand(holderNode, Duration.ofMinutes(10));
+            waiting = enterAsync(gate(Gate.builder(client).namespace(ns).taskId("b").leaseTtl(Duration.ofMinutes(4))
+                    .meterRegistry(registry)), Duration.ofMinutes(3));
+            await().atMost(Duration.ofSeconds(10)).until(() -> watchedUnder(keyPath).contains(holderNode));
+            awaitStillWaiting(waiting);
+
+            // When the holder's session ends (its process died): its election node goes, its lease stays
+        } finally {
+            holder.close();
+        }
+
+        // Then B, woken by the holder's node (the scope did not change), joins, leads, and takes the lease over as
+        // abandoned, long before its first unprompted re-read
+        Attempt b = waiting.get(PROMPTLY.toSeconds(), TimeUnit.SECONDS);
+        assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isZero());
+        KeyHistory.Lease lease = scopeRecord(scope0).lease();
+        assertThat(lease.holder().task()).isEqualTo("b");
+        assertThat(lease.takeover().cause()).isEqualTo("abandoned");
+        assertThat(lease.takeover().from().task()).isEqualTo("x");
+        assertThat(registry.get(GateMetrics.TAKEOVERS).tag("cause", "abandoned").counter().count()).isEqualTo(1);
+        assertThat(b.cross(delivers("receipt-b"))).isInstanceOf(Crossing.Crossed.class);
+        assertThat(deliveries).hasValue(1);
+    }
+
+    /** The paths under {@code prefix} that the shared client holds a watch on (data, exists or children). */
+    static List<String> watchedUnder(String prefix) throws Exception {
+        org.apache.zookeeper.ZooKeeper handle = client.getZookeeperClient().getZooKeeper();
+        List<String> paths = new ArrayList<>(WatchersDebug.getDataWatches(handle));
+        paths.addAll(WatchersDebug.getExistWatches(handle));
+        paths.addAll(WatchersDebug.getChildWatches(handle));
+        return paths.stream().filter(p -> p.startsWith(prefix)).distinct().toList();
+    }
+
+    @Test
+    void waiterBehindALiveHolder_sendsNothingWhileNothingChanges_andOnceGoneLeavesNoWatch_andItsGateForgetsIt()
+            throws Exception {
+        // Given A holds scope 0's lease under a 4 minute TTL, and B waits behind it (outside the election, watching
+        // the scope and A's election node), B's gate recording what B sends
+        Duration ttl = Duration.ofMinutes(4);
+        Attempt a = gate(Gate.builder(client).namespace(ns).taskId("a").leaseTtl(ttl)).enter(key);
+        attempts.add(a);
+        String holderNode = scopeRecord(scope0).lease().electionNode();
+        RecordingOps seam = new RecordingOps(client, "b");
+        DefaultGate b = seam.gate(ns, "b", java.time.Clock.systemUTC(), ttl, new SimpleMeterRegistry());
+        gates.add(b);
+        AtomicReference<Throwable> ended = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                b.enter(key, Duration.ofMinutes(3));
+            } catch (Throwable t) {
+                ended.set(t);
+            }
+        }, "waiter-b");
+        waiter.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> watchedUnder(keyPath).containsAll(List.of(scope0, holderNode)));
+
+        // Then, while nothing it watches changes, B sends ZooKeeper nothing (but the end of its settling): its
+        // watches wake it, it does not poll
+        int sent = seam.calls().size();
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5)).until(() -> seam.calls().size() <= sent + 3);
+        assertThat(waiter.isAlive()).as("still waiting").isTrue();
+
+        // When B's caller gives up on it (interrupts it): the gate closes the attempt
+        waiter.interrupt();
+        waiter.join(10_000);
+        assertThat(ended.get()).isInstanceOf(InterruptedException.class);
+
+        // Then the client holds none of B's watches (on the scope, on A's node), and B's gate no attempt
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(watchedUnder(keyPath)).isEmpty());
+        assertThat(b.liveAttempts()).isZero();
+        assertThat(scopeRecord(scope0).lease().holder().task()).as("A's lease, untouched").isEqualTo("a");
+    }
+
+    @Test
+    void contenderThatOpensAnAuthorizedScope_joinsItsElectionAtOnce_withoutTheGraceItGivesAnotherOpener() throws Exception {
+        // Given scope 0 ended send_status_unknown, and an operator authorized a redelivery after it
+        try (Attempt a = gate("a").enter(key)) {
+            a.cross(ctx -> {
+                deliveries.incrementAndGet();
+                return ActionResult.unconfirmed("no receipt");
+            });
+        }
+        Operator operator = Operator.builder(client).namespace(ns).build();
+        assertThat(operator.authorize(key.key(), 0, "alice", "the customer never got it").created()).isTrue();
+
+        // When B, whose clock stands still (a grace it gives others never ends), enters and opens scope 1
+        CompletableFuture<Attempt> entering = enterAsync(gate(Gate.builder(client).namespace(ns).taskId("b")
+                .clock(java.time.Clock.fixed(Instant.now(), java.time.ZoneOffset.UTC))), Duration.ZERO);
+
+        // Then it proceeds there at once: the grace is for others, to let the scope's opener join first
+        Attempt b = entering.get(PROMPTLY.toSeconds(), TimeUnit.SECONDS);
+        assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isEqualTo(1));
+        assertThat(scopeRecord(Layout.scope(keyPath, 1)).opened()).isEqualTo("after-0");
+        assertThat(b.cross(delivers("receipt-b"))).isInstanceOf(Crossing.Crossed.class);
+        assertThat(deliveries).hasValue(2);
     }
 }
