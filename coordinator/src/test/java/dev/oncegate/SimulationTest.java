@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -52,7 +53,9 @@ class SimulationTest {
         List<SimWorld.Result> failures = new ArrayList<>();
         long start = System.nanoTime();
         long cpuStart = processCpuNanos();
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        AtomicInteger runnerIds = new AtomicInteger();
+        // sim-…: nothing is logged on these threads in the test JVMs (QuietSimulatedActors)
+        ExecutorService pool = Executors.newFixedThreadPool(threads, r -> new Thread(r, "sim-runner-" + runnerIds.incrementAndGet()));
         List<Future<?>> runners = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             runners.add(pool.submit(() -> {
