@@ -131,16 +131,14 @@ class DistributionIT extends CliFixture {
 
     @Test
     void runAndInspect_loadNoClassFromTheJar_everyOneIsMappedFromTheArchive() throws Exception {
-        Path installation = copyOfTheInstallation("all-mapped");
-        Path ownCache = dir.resolve("cache");
+        // The unpacked tarball and the tests' shared cache: its archive is made once, by whichever test comes first.
         String[] connect = {"--connect", zk.connectString(), "--state-dir", dir.resolve("state").toString()};
         String[] effect = {"--dest", dest, "--file", content.toString()};
-        launcher(installation, Map.of("XDG_CACHE_HOME", ownCache.toString())).run("--help");
-        String jar = installation.resolve("lib/oncegate.jar").toString();
+        String jar = home.resolve("lib/oncegate.jar").toString();
 
         for (String[] command : List.of(join(join(new String[] {"run"}, connect), join(effect, new String[] {"--", "true"})),
                 join(join(new String[] {"inspect"}, connect), effect))) {
-            Cli.Result result = loggingClassLoads(installation, ownCache).run(command);
+            Cli.Result result = loggingClassLoads(home, cache).run(command);
             List<String> fromTheJar = Files.readAllLines(dir.resolve("classes.log")).stream()
                     .filter(line -> line.contains("source: file:" + jar)).toList();
 
