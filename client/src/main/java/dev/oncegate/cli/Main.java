@@ -141,6 +141,10 @@ public final class Main {
                     .footer("", "Exit codes: 0 the script printed.");
         }
         cli.setStopAtPositional(true); // `run … -- COMMAND ARG…`: the command's own flags stay its own
+        // Every word is a value as typed: picocli would take a word starting with @ for an argument file
+        // and put the file's lines in its place, in an option's value and in run's COMMAND alike
+        // (`curl -d @body.json` would have run with the body's words as its arguments).
+        cli.setExpandAtFiles(false);
         cli.setParameterExceptionHandler(new OnBadUsage());
         cli.setExecutionExceptionHandler(new OnFailure());
         return cli;

@@ -1,5 +1,11 @@
 package dev.oncegate.cli;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.Test;
 
@@ -74,6 +80,25 @@ class RunExitCodesIT extends CliFixture {
         assertThat(history.get("scopes").get(0).get("state").asText()).isEqualTo("not_sent");
         assertThat(history.get("scopes").get(1).get("state").asText()).isEqualTo("sent_verified");
         assertThat(history.get("scopes").get(1).get("outcome").get("outcome").asText()).isEqualTo("sent_verified");
+    }
+
+    /**
+     * COMMAND's arguments are its own, byte for byte: picocli would read an argument that starts
+     * with {@code @} as an argument file and put the file's lines in its place, so that
+     * {@code curl -d @body.json} sent what the file holds as words of the command line.
+     */
+    @Test
+    void commandArguments_reachTheCommandVerbatim_anAtSignIncluded() throws Exception {
+        Path body = Files.writeString(dir.resolve("body.json"), "not-these-words\n");
+        List<String> args = new ArrayList<>(List.of(runArgs("printf '%s\\n' \"$@\" > argv; " + LEDGER_LINE)));
+        args.addAll(List.of("sh", "@" + body, "-d", "@body.json", "@", "@@x"));
+
+        Cli.Result result = cli.run(args.toArray(String[]::new));
+
+        assertThat(result.exit()).as(result.toString()).isEqualTo(0);
+        assertThat(Files.readAllLines(dir.resolve("argv"), StandardCharsets.UTF_8))
+                .containsExactly("@" + body, "-d", "@body.json", "@", "@@x");
+        assertThat(ledgerLines()).hasSize(1);
     }
 
     @Test
