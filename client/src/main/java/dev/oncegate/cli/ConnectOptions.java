@@ -22,19 +22,22 @@ import picocli.CommandLine.Option;
 final class ConnectOptions {
 
     static final String DEFAULT_CONNECT = "127.0.0.1:2181";
+    static final String CONNECT_ENV = "ONCEGATE_CONNECT";
     static final String HOST_ENV = "ONCEGATE_HOST";
+    /** The default of --connect-timeout, as picocli and {@link QuickRun} read it. */
+    static final String DEFAULT_CONNECT_TIMEOUT = "15s";
 
     /** A host name or IPv4 address, or an IPv6 address in brackets; then an optional port. */
     private static final Pattern SERVER = Pattern.compile(
             "(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?\\])(?::([0-9]{1,5}))?");
 
     @Option(names = "--connect", paramLabel = "HOST:PORT[,…]",
-            defaultValue = "${env:ONCEGATE_CONNECT:-127.0.0.1:2181}",
+            defaultValue = "${env:" + CONNECT_ENV + ":-" + DEFAULT_CONNECT + "}",
             description = "ZooKeeper connect string: HOST[:PORT],… (a host name, an IPv4 address or an IPv6 address in"
                     + " brackets), then an optional /chroot (default: $$ONCEGATE_CONNECT, else 127.0.0.1:2181).")
     String connect;
 
-    @Option(names = "--connect-timeout", paramLabel = "DURATION", defaultValue = "15s",
+    @Option(names = "--connect-timeout", paramLabel = "DURATION", defaultValue = DEFAULT_CONNECT_TIMEOUT,
             converter = Durations.class,
             description = "How long to wait for ZooKeeper before failing closed with exit 13: every wait for the"
                     + " connection together, from the client's start (default: ${DEFAULT-VALUE}).")
@@ -140,7 +143,7 @@ final class ConnectOptions {
 
     /** The connect string; an empty ONCEGATE_CONNECT counts as unset, an empty --connect is refused (exit 2). */
     String connect() {
-        String env = System.getenv("ONCEGATE_CONNECT");
+        String env = System.getenv(CONNECT_ENV);
         if ((connect == null || connect.isEmpty()) && env != null && env.isEmpty()) {
             return DEFAULT_CONNECT;
         }

@@ -6,9 +6,7 @@ import java.util.Locale;
 import dev.oncegate.Destination;
 import dev.oncegate.EffectKey;
 import dev.oncegate.IdentityKind;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 
 /**
  * {@code (--dest PROVIDER:ID | --dest-name PROVIDER:TITLE) --file PATH}: the options that name
@@ -62,20 +60,18 @@ final class EffectKeyOptions {
     /**
      * The effect key, from exactly one of {@code --dest}/{@code --dest-name} and {@code --file}.
      *
-     * @throws ParameterException       when the options are missing or combined wrongly (exit 2)
+     * @throws RuntimeException         {@code command}'s usage error when the options are missing or combined wrongly (exit 2)
      * @throws IllegalArgumentException naming the field when the destination or file is bad (exit 2)
      */
-    EffectKey resolve(CommandSpec spec) {
+    EffectKey resolve(Subcommand command) {
         if (dest != null && destName != null) {
-            throw new ParameterException(spec.commandLine(),
-                    "--dest and --dest-name are mutually exclusive: give exactly one");
+            throw command.usage("--dest and --dest-name are mutually exclusive: give exactly one");
         }
         if (dest == null && destName == null) {
-            throw new ParameterException(spec.commandLine(),
-                    "missing the destination: give --dest PROVIDER:ID or --dest-name PROVIDER:TITLE");
+            throw command.usage("missing the destination: give --dest PROVIDER:ID or --dest-name PROVIDER:TITLE");
         }
         if (file == null) {
-            throw new ParameterException(spec.commandLine(), "missing --file PATH: the content to deliver");
+            throw command.usage("missing --file PATH: the content to deliver");
         }
         return key(dest, destName, file);
     }

@@ -43,6 +43,6 @@ final class InspectCommand extends NamespaceCommand {
         if (!effect.anyGiven()) {
             throw usage("missing the key: give --key KEY, or --dest/--dest-name with --file");
         }
-        return effect.resolve(spec).key();
+        return effect.resolve(this).key();
     }
 }

@@ -23,7 +23,7 @@ final class KeyCommand extends Subcommand {
     @Override
     public Integer call() {
         String namespace = common.namespace();
-        EffectKey key = effect.resolve(spec);
+        EffectKey key = effect.resolve(this);
         System.out.println(Json.line(describe(key, namespace)));
         return ExitCode.OK;
     }

@@ -193,11 +193,11 @@ public final class Main {
         }
     }
 
-    /** {@link #onFailure}, as a class of its own (see {@link #subcommands} for why not a method reference). */
+    /** {@link #failed}, as a class of its own (see {@link #subcommands} for why not a method reference). */
     private static final class OnFailure implements CommandLine.IExecutionExceptionHandler {
         @Override
         public int handleExecutionException(Exception e, CommandLine cli, CommandLine.ParseResult parsed) {
-            return onFailure(e, cli, parsed);
+            return failed(e, cli.getCommandSpec().qualifiedName(), cli.getErr());
         }
     }
 
@@ -219,9 +219,13 @@ public final class Main {
         return ExitCode.USAGE;
     }
 
-    private static int onFailure(Exception e, CommandLine cli, CommandLine.ParseResult parsed) {
-        PrintWriter err = cli.getErr();
-        String name = cli.getCommandSpec().qualifiedName();
+    /**
+     * What a command that failed prints on {@code err} and exits with, as {@code name}
+     * ({@code oncegate run}): bad input, exit 2; ZooKeeper or the records unavailable, or an
+     * interruption before a decision, exit 13; anything else, with its stack trace, exit 13
+     * (failing closed). picocli's execution handler and {@link QuickRun} both end here.
+     */
+    static int failed(Exception e, String name, PrintWriter err) {
         int code;
         if (e instanceof IllegalArgumentException) {
             err.println(name + ": " + e.getMessage());

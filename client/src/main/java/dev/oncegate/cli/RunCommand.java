@@ -63,6 +63,10 @@ final class RunCommand extends NamespaceCommand {
     /** The most {@code --shutdown-grace} may be: a supervisor's stop timeout is minutes, not hours. */
     static final Duration MAX_SHUTDOWN_GRACE = Duration.ofHours(1);
     static final String TASK_ID_ENV = "ONCEGATE_TASK_ID";
+    static final String METRICS_TEXTFILE_ENV = "ONCEGATE_METRICS_TEXTFILE";
+    /** The defaults of --wait and --shutdown-grace, as picocli and {@link QuickRun} read them. */
+    static final String DEFAULT_WAIT = "0";
+    static final String DEFAULT_SHUTDOWN_GRACE = "10s";
 
     @Mixin
     EffectKeyOptions effect;
@@ -72,7 +76,7 @@ final class RunCommand extends NamespaceCommand {
                     + " $$" + TASK_ID_ENV + ", else host:pid).")
     String taskId;
 
-    @Option(names = "--wait", paramLabel = "DURATION", defaultValue = "0", converter = Durations.class,
+    @Option(names = "--wait", paramLabel = "DURATION", defaultValue = DEFAULT_WAIT, converter = Durations.class,
             description = "How long to wait for another active executor to finish (default: 0, do not wait).")
     Duration wait;
 
@@ -81,7 +85,7 @@ final class RunCommand extends NamespaceCommand {
                     + " 'not executable' or death by a signal, which never prove anything.")
     Integer notSentExit;
 
-    @Option(names = "--shutdown-grace", paramLabel = "DURATION", defaultValue = "10s", converter = Durations.class,
+    @Option(names = "--shutdown-grace", paramLabel = "DURATION", defaultValue = DEFAULT_SHUTDOWN_GRACE, converter = Durations.class,
             description = "After a SIGTERM/SIGINT, how long to wait for the outcome to be recorded (ZooKeeper may be"
                     + " unreachable) before exiting 1 without a result line (default: ${DEFAULT-VALUE}; at most 1h). Keep"
                     + " the supervisor's stop timeout above it (systemd TimeoutStopSec, Kubernetes"
@@ -103,7 +107,7 @@ final class RunCommand extends NamespaceCommand {
                     + " PATH is removed when run starts).")
     Path resultFile;
 
-    @Option(names = "--metrics-textfile", paramLabel = "PATH", defaultValue = "${env:ONCEGATE_METRICS_TEXTFILE}",
+    @Option(names = "--metrics-textfile", paramLabel = "PATH", defaultValue = "${env:" + METRICS_TEXTFILE_ENV + "}",
             description = "When the run is over, add its counts (decisions by kind and reason, outcomes, election wait"
                     + " and boundary time) to this Prometheus textfile-collector file, which node_exporter's textfile"
                     + " collector serves: the runs of a host add up in it, safely when concurrent. The name must end in"
@@ -114,15 +118,57 @@ final class RunCommand extends NamespaceCommand {
             description = "The command to gate, after `--`, with its arguments.")
     List<String> command;
 
+    /** Every input of the run, checked: nothing is connected, started or written before it exists. */
+    private record Input(ZooKeeperConnection.Settings settings, EffectKey key, Path textfile) {
+    }
+
     @Override
     public Integer call() throws InterruptedException {
         try (ResultChannel channel = resultChannel()) {
+            Input input;
             try {
-                return run(channel);
-            } catch (RuntimeException | InterruptedException e) {
+                input = input();
+            } catch (RuntimeException e) {
                 channel.write(Json.line(failureResult(e)));
                 throw e;
             }
+            return run(channel, input);
+        }
+    }
+
+    /**
+     * {@link #call} for a command line that {@link QuickRun} parsed instead of picocli: null, having
+     * done nothing (no result channel opened, nothing removed), when an input is bad or the result
+     * channel cannot be used, for picocli's path to report in its own words (the hint to run
+     * {@code --help}, the bad-input result line); else what {@link #call} returns.
+     */
+    Integer callIfValid() throws InterruptedException {
+        Input input;
+        ResultChannel channel;
+        try {
+            input = input();
+            channel = resultChannel();
+        } catch (RuntimeException e) {
+            return null;
+        }
+        try (channel) {
+            return run(channel, input);
+        }
+    }
+
+    private Input input() {
+        ZooKeeperConnection.Settings settings = zookeeper.settings();
+        EffectKey key = effect.resolve(this);
+        validate();
+        return new Input(settings, key, textfile());
+    }
+
+    private Integer run(ResultChannel channel, Input input) throws InterruptedException {
+        try {
+            return gated(channel, input);
+        } catch (RuntimeException | InterruptedException e) {
+            channel.write(Json.line(failureResult(e)));
+            throw e;
         }
     }
 
@@ -137,11 +183,10 @@ final class RunCommand extends NamespaceCommand {
         return resultFd != null ? ResultChannel.descriptor(resultFd) : ResultChannel.none();
     }
 
-    private Integer run(ResultChannel channel) throws InterruptedException {
-        ZooKeeperConnection.Settings settings = zookeeper.settings();
-        EffectKey key = effect.resolve(spec);
-        validate();
-        Path textfile = textfile();
+    private Integer gated(ResultChannel channel, Input input) throws InterruptedException {
+        ZooKeeperConnection.Settings settings = input.settings();
+        EffectKey key = input.key();
+        Path textfile = input.textfile();
         RunMetrics metrics = textfile == null ? null : new RunMetrics(textfile, zookeeper.namespace(), Clock.systemUTC());
         ChildCommand action = new ChildCommand(command, notSentExit, timeout);
         Shutdown shutdown = new Shutdown(action, Thread.currentThread(), shutdownGrace);

@@ -17,8 +17,12 @@ abstract class Subcommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    /** A usage error of this subcommand naming what is wrong (exit 2), for the caller to throw. */
-    final ParameterException usage(String message) {
-        return new ParameterException(spec.commandLine(), message);
+    /**
+     * A usage error of this subcommand naming what is wrong (exit 2), for the caller to throw: picocli's,
+     * which adds the hint to run {@code --help}; an {@link IllegalArgumentException}, also exit 2, for a
+     * command line that picocli did not parse ({@link QuickRun}).
+     */
+    final RuntimeException usage(String message) {
+        return spec != null ? new ParameterException(spec.commandLine(), message) : new IllegalArgumentException(message);
     }
 }

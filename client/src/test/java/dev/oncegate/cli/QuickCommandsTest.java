@@ -74,7 +74,8 @@ class QuickCommandsTest {
                 new String[] {"key", "--dest", "slack:C1", "--file", dir.resolve("missing").toString()},
                 new String[] {"key", "--dest", "slack:C1", "--file", dir.toString()},
                 new String[] {"key", "--dest", "slack:C1", "--file", f, "--namespace", "relative"},
-                new String[] {"run", "--dest", "slack:C1", "--file", f, "--", "true"},
+                new String[] {"run", "--dest", "slack:C1", "--file", f, "true"},
+                new String[] {"run", "--help"},
                 new String[] {"inspect", "--key", "ab"}));
         for (String[] args : lines) {
             Run quick = quick(args);
