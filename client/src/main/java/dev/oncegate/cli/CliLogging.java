@@ -1,8 +1,11 @@
 package dev.oncegate.cli;
 
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.TimeZone;
 import java.util.TreeMap;
 
 import org.apache.curator.CuratorConnectionLossException;
@@ -66,12 +69,27 @@ public final class CliLogging implements SLF4JServiceProvider {
      */
     static final Map<String, String> DEFAULTS = defaults();
 
+    private static final String SHOW_DATE_TIME = "org.slf4j.simpleLogger.showDateTime";
+    private static final String DATE_TIME_FORMAT = "org.slf4j.simpleLogger.dateTimeFormat";
+
+    /** The log lines' date and time, as a {@link java.text.SimpleDateFormat} pattern (see {@link #timestamp}). */
+    static final String DATE_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSSZ";
+
+    /**
+     * Whether {@link MdcLogger} writes each line's {@link #DATE_FORMAT} date and time itself: unless
+     * the system properties ask slf4j-simple for a format of their own, or for no date. slf4j-simple
+     * would make a {@link java.text.SimpleDateFormat} when its first logger is made, whose locale
+     * data cost a command some 30 ms before it has logged anything (and most never do).
+     */
+    private static volatile boolean ownsTimestamps;
+
     private static Map<String, String> defaults() {
         Map<String, String> all = new LinkedHashMap<>();
         all.put("org.slf4j.simpleLogger.logFile", "System.err");
         all.put("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-        all.put("org.slf4j.simpleLogger.showDateTime", "true");
-        all.put("org.slf4j.simpleLogger.dateTimeFormat", "yyyy-MM-dd'T'HH:mm:ss.SSSZ");
+        // The date and time of DATE_FORMAT are written by MdcLogger (see ownsTimestamps); a format of
+        // one's own (-Dorg.slf4j.simpleLogger.dateTimeFormat=…) is slf4j-simple's to write.
+        all.put(SHOW_DATE_TIME, "true");
         all.put("org.slf4j.simpleLogger.showThreadName", "false");
         all.put("org.slf4j.simpleLogger.showShortLogName", "true");
         // --verbose / ONCEGATE_VERBOSE=1 raise this to info (Main sets the system property first).
@@ -90,6 +108,11 @@ public final class CliLogging implements SLF4JServiceProvider {
 
     @Override
     public void initialize() {
+        String show = System.getProperty(SHOW_DATE_TIME);
+        ownsTimestamps = System.getProperty(DATE_TIME_FORMAT) == null && (show == null || show.equalsIgnoreCase("true"));
+        if (ownsTimestamps) {
+            System.setProperty(SHOW_DATE_TIME, "false");
+        }
         DEFAULTS.forEach((name, value) -> {
             if (System.getProperty(name) == null) {
                 System.setProperty(name, value);
@@ -125,6 +148,34 @@ public final class CliLogging implements SLF4JServiceProvider {
         return REQUESTED_API_VERSION;
     }
 
+    /**
+     * {@code millis} in {@code zone} as {@link #DATE_FORMAT} renders it ({@code 2026-12-01T14:03:07.250+0100}),
+     * for instants after the Gregorian calendar's start in 1582 ({@code LogTimestampTest} compares the two).
+     */
+    static String timestamp(long millis, TimeZone zone) {
+        int offsetMillis = zone.getOffset(millis);
+        LocalDateTime t = LocalDateTime.ofEpochSecond(Math.floorDiv(millis, 1000L),
+                (int) Math.floorMod(millis, 1000L) * 1_000_000, ZoneOffset.ofTotalSeconds(offsetMillis / 1000));
+        int minutes = offsetMillis / 60_000; // SimpleDateFormat's Z: whole minutes, toward zero
+        StringBuilder b = new StringBuilder(28);
+        pad(b, t.getYear(), 4).append('-');
+        pad(b, t.getMonthValue(), 2).append('-');
+        pad(b, t.getDayOfMonth(), 2).append('T');
+        pad(b, t.getHour(), 2).append(':');
+        pad(b, t.getMinute(), 2).append(':');
+        pad(b, t.getSecond(), 2).append('.');
+        pad(b, t.getNano() / 1_000_000, 3).append(minutes < 0 ? '-' : '+');
+        return pad(b, Math.abs(minutes / 60) * 100 + Math.abs(minutes % 60), 4).toString();
+    }
+
+    private static StringBuilder pad(StringBuilder b, int value, int width) {
+        String digits = Integer.toString(value);
+        for (int i = digits.length(); i < width; i++) {
+            b.append('0');
+        }
+        return b.append(digits);
+    }
+
     /** slf4j-simple's logger, with the calling thread's MDC appended to the message. */
     private static final class MdcLogger extends SimpleLogger {
 
@@ -151,6 +202,13 @@ public final class CliLogging implements SLF4JServiceProvider {
                     + (quiet ? ": " + throwable + " (-v for the stack trace)" : "")
                     + (mdc == null || mdc.isEmpty() ? "" : " " + new TreeMap<>(mdc));
             super.handleNormalizedLoggingCall(level, marker, message, null, quiet ? null : throwable);
+        }
+
+        /** The level as slf4j-simple renders it, after the date and time when {@link #ownsTimestamps}: a line's start. */
+        @Override
+        protected String renderLevel(int level) {
+            String rendered = super.renderLevel(level);
+            return ownsTimestamps ? timestamp(System.currentTimeMillis(), TimeZone.getDefault()) + " " + rendered : rendered;
         }
 
         /** A lost or missing ZooKeeper connection, which the command itself reports. */
