@@ -14,7 +14,7 @@ import dev.oncegate.EffectKey;
  * most once, as {@code --option VALUE} or {@code --option=VALUE}, and {@code -v}), and a plain
  * {@code run} ({@link QuickRun}). Building picocli's model of even one command (reflection over
  * its annotations, a proxy class per annotation type, its converters) costs more than everything
- * else {@code key} does, and a quarter of what {@code run -- true} does, in commands that live a
+ * else {@code key} does, and a sixth of what {@code run -- true} did, in commands that live a
  * fraction of a second.
  *
  * <p>Anything else is declined, and picocli runs the command line as always: help, a misspelt or

@@ -13,8 +13,8 @@ import java.util.function.UnaryOperator;
  * each at most once ({@link QuickCommands.Plain}), then {@code --} and COMMAND. They fill the same
  * {@link RunCommand} that picocli would fill, with the same defaults (the same constants, the same
  * environment variables) and the same conversions ({@link Durations}, {@link Integer#valueOf},
- * {@link Path#of}), and it runs as picocli would run it. picocli's model of {@code run} costs about
- * 90 ms of a command that takes 400 ({@code oncegate-bench --startup}).
+ * {@link Path#of}), and it runs as picocli would run it. picocli's model of {@code run} cost about
+ * 60 ms of the 390 that {@code run -- true} took ({@code oncegate-bench --startup}).
  *
  * <p>Declined, with nothing done, so that picocli runs the command line and reports in its own
  * words (the {@code --help} hint, the bad-input result line): anything not plain (help, a
