@@ -96,7 +96,7 @@ class DistributionIT extends CliFixture {
         Path report = Files.writeString(dir.resolve("report"), "quarterly report");
         Path linked = Files.createDirectories(dir.resolve("usr/local/bin")).resolve("oncegate");
         Files.createSymbolicLink(linked, home.resolve("bin/oncegate"));
-        Map<String, String> onThePath = Map.of("JAVA_HOME", "",
+        Map<String, String> onThePath = Map.of("JAVA_HOME", "", "XDG_CACHE_HOME", cache.toString(),
                 "PATH", Path.of(javaHome, "bin") + ":" + System.getenv("PATH"));
 
         Cli.Result found = new Cli(dir, onThePath, linked).run("key", "--dest-name", DEST_NAME, "--file", report.toString());
