@@ -5,6 +5,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -16,6 +18,7 @@ import java.util.stream.Collectors;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 
+import dev.oncegate.testing.Scratch;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -174,6 +177,55 @@ class DistributionIT extends CliFixture {
         assertThat(archives(ownCache)).hasSize(2).containsAll(afterOne);
         assertThat(keyed.exit()).as(keyed.toString()).isZero();
         assertThat(loadedFromTheArchive("dev.oncegate.cli.Main")).isTrue();
+    }
+
+    /**
+     * The cache does not grow with every installation there ever was: making an archive removes
+     * those of installations that are gone or were replaced since (an upgrade in place under a new
+     * version), and those an earlier launcher made without saying whose they are.
+     */
+    @Test
+    void makingAnArchive_removesThoseOfInstallationsGoneOrReplaced_andKeepsTheOthers() throws Exception {
+        Path ownCache = dir.resolve("cache");
+        Path gone = copyOfTheInstallation("gone");
+        Path replaced = copyOfTheInstallation("replaced-later");
+        Path kept = copyOfTheInstallation("kept");
+        for (Path installation : List.of(gone, replaced, kept)) {
+            Cli.Result made = launcher(installation, Map.of("XDG_CACHE_HOME", ownCache.toString())).run("--version");
+            assertThat(made.exit()).as(made.toString()).isZero();
+        }
+        List<Path> before = archives(ownCache);
+        Path keptArchive = before.get(archiveIndex(before, kept));
+        Path earlierLaunchers = Files.writeString(ownCache.resolve("oncegate/oncegate-0.0.9-4149260183.jsa"), "old");
+        Files.writeString(ownCache.resolve("oncegate/oncegate-0.0.9-4149260183.jsa.failed"), "exit 1");
+        Scratch.delete(gone);
+        Path jar = replaced.resolve("lib/oncegate.jar");
+        Files.setLastModifiedTime(jar, FileTime.from(Instant.now().plusSeconds(5)));
+
+        Cli.Result newcomer = launcher(copyOfTheInstallation("new"), Map.of("XDG_CACHE_HOME", ownCache.toString()))
+                .run("--version");
+
+        assertThat(newcomer.exit()).as(newcomer.toString()).isZero();
+        assertThat(before).hasSize(3);
+        List<Path> after = archives(ownCache);
+        assertThat(after).hasSize(2).contains(keptArchive);
+        assertThat(after).doesNotContain(earlierLaunchers);
+        try (var files = Files.list(ownCache.resolve("oncegate"))) {
+            assertThat(files.map(f -> f.getFileName().toString()))
+                    .as("no file of a removed archive is left").noneMatch(name -> name.startsWith("oncegate-0.0.9-"))
+                    .filteredOn(name -> name.endsWith(".home")).hasSize(2);
+        }
+    }
+
+    /** Which of {@code archives} belongs to {@code installation}, by its {@code .home} file. */
+    private static int archiveIndex(List<Path> archives, Path installation) throws IOException {
+        for (int i = 0; i < archives.size(); i++) {
+            Path home = archives.get(i).resolveSibling(archives.get(i).getFileName() + ".home");
+            if (Files.readString(home).strip().equals(installation.toString())) {
+                return i;
+            }
+        }
+        throw new AssertionError("no archive names " + installation + " as its installation: " + archives);
     }
 
     @Test
