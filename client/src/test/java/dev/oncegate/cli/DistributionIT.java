@@ -181,8 +181,8 @@ class DistributionIT extends CliFixture {
 
     /**
      * The cache does not grow with every installation there ever was: making an archive removes
-     * those of installations that are gone or were replaced since (an upgrade in place under a new
-     * version), and those an earlier launcher made without saying whose they are.
+     * those of installations or Javas that are gone, or of installations replaced since (an upgrade
+     * in place under a new version), and those an earlier launcher made without saying whose they are.
      */
     @Test
     void makingAnArchive_removesThoseOfInstallationsGoneOrReplaced_andKeepsTheOthers() throws Exception {
@@ -194,11 +194,17 @@ class DistributionIT extends CliFixture {
             Cli.Result made = launcher(installation, Map.of("XDG_CACHE_HOME", ownCache.toString())).run("--version");
             assertThat(made.exit()).as(made.toString()).isZero();
         }
+        Path otherJava = Files.createDirectories(dir.resolve("other-jdk/bin"));
+        Files.createSymbolicLink(otherJava.resolve("java"), Path.of(javaHome, "bin", "java"));
+        Cli.Result withOtherJava = launcher(kept, Map.of("XDG_CACHE_HOME", ownCache.toString(),
+                "JAVA_HOME", otherJava.getParent().toString())).run("--version");
+        assertThat(withOtherJava.exit()).as(withOtherJava.toString()).isZero();
         List<Path> before = archives(ownCache);
         Path keptArchive = before.get(archiveIndex(before, kept));
         Path earlierLaunchers = Files.writeString(ownCache.resolve("oncegate/oncegate-0.0.9-4149260183.jsa"), "old");
         Files.writeString(ownCache.resolve("oncegate/oncegate-0.0.9-4149260183.jsa.failed"), "exit 1");
         Scratch.delete(gone);
+        Scratch.delete(otherJava.getParent());
         Path jar = replaced.resolve("lib/oncegate.jar");
         Files.setLastModifiedTime(jar, FileTime.from(Instant.now().plusSeconds(5)));
 
@@ -206,7 +212,7 @@ class DistributionIT extends CliFixture {
                 .run("--version");
 
         assertThat(newcomer.exit()).as(newcomer.toString()).isZero();
-        assertThat(before).hasSize(3);
+        assertThat(before).hasSize(4);
         List<Path> after = archives(ownCache);
         assertThat(after).hasSize(2).contains(keptArchive);
         assertThat(after).doesNotContain(earlierLaunchers);
@@ -217,11 +223,12 @@ class DistributionIT extends CliFixture {
         }
     }
 
-    /** Which of {@code archives} belongs to {@code installation}, by its {@code .home} file. */
-    private static int archiveIndex(List<Path> archives, Path installation) throws IOException {
+    /** Which of {@code archives} belongs to {@code installation} and this JDK's java, by its {@code .home} file. */
+    private int archiveIndex(List<Path> archives, Path installation) throws IOException {
+        List<String> wanted = List.of(installation.toString(), Path.of(javaHome, "bin", "java").toString());
         for (int i = 0; i < archives.size(); i++) {
             Path home = archives.get(i).resolveSibling(archives.get(i).getFileName() + ".home");
-            if (Files.readString(home).strip().equals(installation.toString())) {
+            if (Files.readAllLines(home).equals(wanted)) {
                 return i;
             }
         }
