@@ -24,7 +24,6 @@ public record Destination(String provider, IdentityKind identity, String id) {
     /** Largest identifier, in UTF-8 bytes. */
     public static final int MAX_ID_BYTES = 1024;
 
-
     /**
      * Validates every field.
      *
