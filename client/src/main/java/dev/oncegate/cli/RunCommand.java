@@ -1,9 +1,11 @@
 package dev.oncegate.cli;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -178,9 +180,44 @@ final class RunCommand extends NamespaceCommand {
             throw usage("--result-file and --result-fd are mutually exclusive: give the result one channel");
         }
         if (resultFile != null) {
+            refuseResultFileOverAnInput();
             return ResultChannel.file(resultFile);
         }
         return resultFd != null ? ResultChannel.descriptor(resultFd) : ResultChannel.none();
+    }
+
+    /**
+     * Refuses a --result-file that names a file the run reads: opening the channel removes it, and
+     * the result would then replace it (the content file that the key was computed from, the
+     * credentials). Checked before the channel removes anything, on either parser's path.
+     */
+    private void refuseResultFileOverAnInput() {
+        Map<String, Path> inputs = new LinkedHashMap<>();
+        inputs.put("--file", effect.file);
+        inputs.put("--auth-file", zookeeper.connection.authFile);
+        String zkClientConfig = zookeeper.connection.zkClientConfig;
+        inputs.put("--zk-client-config", zkClientConfig == null || zkClientConfig.isEmpty() ? null : Path.of(zkClientConfig));
+        inputs.put("--metrics-textfile", metricsTextfile == null || metricsTextfile.toString().isEmpty() ? null : metricsTextfile);
+        for (Map.Entry<String, Path> input : inputs.entrySet()) {
+            if (input.getValue() != null && sameFile(resultFile, input.getValue())) {
+                throw usage("--result-file: " + resultFile + " is also " + input.getKey() + " (" + input.getValue()
+                        + "): the result line would replace it; give the result a path of its own");
+            }
+        }
+    }
+
+    /** Whether {@code a} and {@code b} name one file: the same path, or (when both exist) one file through links. */
+    static boolean sameFile(Path a, Path b) {
+        Path x = a.toAbsolutePath().normalize();
+        Path y = b.toAbsolutePath().normalize();
+        if (x.equals(y)) {
+            return true;
+        }
+        try {
+            return Files.exists(x) && Files.exists(y) && Files.isSameFile(x, y);
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     private Integer gated(ResultChannel channel, Input input) throws InterruptedException {

@@ -99,6 +99,29 @@ class RunResultChannelIT extends CliFixture {
     }
 
     @Test
+    void resultFile_namingAFileTheRunReads_exits2_andRemovesNothing() throws Exception {
+        String original = Files.readString(content, StandardCharsets.UTF_8);
+        Path alias = Files.createSymbolicLink(dir.resolve("alias.txt"), content);
+        Path authFile = Files.writeString(dir.resolve("worker.auth"), "worker:secret\n");
+
+        // Plain lines: QuickRun declines them, and picocli's path refuses them before the channel removes anything.
+        List<Cli.Result> refused = List.of(
+                run(LEDGER_LINE, "--result-file", content.toString()),
+                run(LEDGER_LINE, "--result-file", alias.toString()),
+                run(LEDGER_LINE, "--auth-file", authFile.toString(), "--result-file", authFile.toString()));
+
+        for (Cli.Result result : refused) {
+            assertThat(result.exit()).as(result.toString()).isEqualTo(ExitCode.USAGE);
+            assertThat(result.stderr()).contains("--result-file", "would replace it");
+        }
+        assertThat(refused.get(2).stderr()).contains("--auth-file");
+        assertThat(Files.readString(content, StandardCharsets.UTF_8)).isEqualTo(original);
+        assertThat(Files.readString(authFile, StandardCharsets.UTF_8)).isEqualTo("worker:secret\n");
+        assertThat(ledgerLines()).isEmpty();
+        assertThat(curator.checkExists().forPath(key.path(NAMESPACE))).isNull();
+    }
+
+    @Test
     void resultFd_getsTheResultLine_andTheCommandCannotWriteToIt() throws Exception {
         Path result = dir.resolve("fd3.json");
         Cli shell = new Cli(dir, Map.of("RESULT", result.toString()), launcherWithDescriptor3());
