@@ -2,7 +2,10 @@ package dev.oncegate.cli;
 
 import java.io.File;
 import java.io.IOException;
+import java.nio.charset.Charset;
+import java.nio.charset.CharsetEncoder;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -154,21 +157,52 @@ final class ChildCommand implements BoundaryAction {
         return out;
     }
 
-    /** Whether {@code program} names an executable file, directly or on {@code path}, as execvp would find it. */
-    static boolean executable(String program, String path) {
-        if (program.contains("/")) {
-            return Files.isRegularFile(Path.of(program)) && Files.isExecutable(Path.of(program));
+    /**
+     * Why this JVM cannot hand {@code command} to the new process exactly as given, or null when it
+     * can. {@link ProcessBuilder} encodes the program and its arguments in {@code sun.jnu.encoding},
+     * the locale's charset, replacing what it cannot encode with {@code ?}: under an ASCII locale
+     * ({@code LANG=C}) a non-ASCII argument would reach the command changed (a different effect
+     * delivered), and a non-ASCII program would not be found after the arming (the key consumed for
+     * a command that never started). {@code bin/oncegate} always runs the JVM under a UTF-8 locale.
+     */
+    static String unpassable(List<String> command) {
+        String name = System.getProperty("sun.jnu.encoding");
+        CharsetEncoder encoder;
+        try {
+            encoder = name == null ? null : Charset.forName(name).newEncoder();
+        } catch (RuntimeException unknown) {
+            encoder = null;
         }
-        if (path == null) {
-            return false;
-        }
-        for (String dir : path.split(File.pathSeparator, -1)) {
-            Path candidate = Path.of(dir.isEmpty() ? "." : dir, program);
-            if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-                return true;
+        for (int i = 0; encoder != null && i < command.size(); i++) {
+            if (!encoder.canEncode(command.get(i))) {
+                return "COMMAND " + (i == 0 ? "(the program)" : "argument " + i) + " has text that this JVM cannot pass on"
+                        + " in its locale's charset (" + name + ", LANG=" + System.getenv("LANG") + "): the command would"
+                        + " get '?' in its place; run oncegate under a UTF-8 locale (LC_ALL=C.UTF-8), as bin/oncegate does";
             }
         }
-        return false;
+        return null;
+    }
+
+    /** Whether {@code program} names an executable file, directly or on {@code path}, as execvp would find it. */
+    static boolean executable(String program, String path) {
+        try {
+            if (program.contains("/")) {
+                return Files.isRegularFile(Path.of(program)) && Files.isExecutable(Path.of(program));
+            }
+            if (path == null) {
+                return false;
+            }
+            for (String dir : path.split(File.pathSeparator, -1)) {
+                Path candidate = Path.of(dir.isEmpty() ? "." : dir, program);
+                if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (InvalidPathException notAPath) {
+            // Not a file name here: started as it is, the command fails to start, which proves not_sent.
+            return false;
+        }
     }
 
     /** util-linux's setpriv, if it runs {@code true} with {@code --pdeathsig} here. */

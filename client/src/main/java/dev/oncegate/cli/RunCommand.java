@@ -297,6 +297,10 @@ final class RunCommand extends NamespaceCommand {
         if (command == null || command.isEmpty()) {
             throw usage("missing COMMAND: give it after `--`, e.g. -- ./deliver.sh");
         }
+        String unpassable = ChildCommand.unpassable(command);
+        if (unpassable != null) {
+            throw usage(unpassable);
+        }
         if (notSentExit != null && (notSentExit < 1 || notSentExit > ChildCommand.MAX_NOT_SENT_EXIT)) {
             throw usage("--not-sent-exit: must be an exit code from 1 to "
                     + ChildCommand.MAX_NOT_SENT_EXIT + ", got " + notSentExit + " (126 and 127 mean the command could not"
