@@ -22,6 +22,8 @@ final class Durations implements CommandLine.ITypeConverter<Duration> {
     private static final Pattern PARTS = Pattern.compile("(?:\\d+(?:\\.\\d+)?(?:ms|s|m|h|d))+");
     private static final Pattern PART = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m|h|d)");
     private static final List<String> ORDER = List.of("d", "h", "m", "s", "ms");
+    /** The longest duration, in whatever syntax: one that {@link Duration#toNanos} can still express. */
+    static final Duration MAX = Duration.ofMillis(Long.MAX_VALUE / 1_000_000L);
 
     @Override
     public Duration convert(String text) {
@@ -69,13 +71,18 @@ final class Durations implements CommandLine.ITypeConverter<Duration> {
                     millis = millis.add(new java.math.BigDecimal(m.group(1)).multiply(java.math.BigDecimal.valueOf(millisPerUnit)));
                 }
             }
-            if (millis.compareTo(java.math.BigDecimal.valueOf(Long.MAX_VALUE / 1_000_000L)) > 0) {
+            if (millis.compareTo(java.math.BigDecimal.valueOf(MAX.toMillis())) > 0) {
                 throw new CommandLine.TypeConversionException("'" + text + "' is too long a duration");
             }
             d = Duration.ofNanos(millis.multiply(java.math.BigDecimal.valueOf(1_000_000L)).longValue());
         }
         if (d.isNegative()) {
             throw new CommandLine.TypeConversionException("'" + text + "' is negative; a duration must be zero or more");
+        }
+        if (d.compareTo(MAX) > 0) {
+            // Every duration is used in nanoseconds somewhere (a wait, a process timeout): past about 292 years
+            // toNanos() overflows, after the command has started.
+            throw new CommandLine.TypeConversionException("'" + text + "' is too long a duration");
         }
         return d;
     }

@@ -33,6 +33,19 @@ class DurationsTest {
         assertThatThrownBy(() -> Durations.parse("soon")).hasMessageContaining("250ms");
     }
 
+    /** Past what toNanos() holds, in either syntax (a --timeout of PT2600000H killed its command at once). */
+    @ParameterizedTest
+    @ValueSource(strings = {"PT2600000H", "P200000D", "106752d", "9223372036855s"})
+    void parse_tooLong_isRefused(String text) {
+        assertThatThrownBy(() -> Durations.parse(text)).hasMessageContaining("too long");
+    }
+
+    @Test
+    void parse_theLongestDuration_stillConvertsToNanoseconds() {
+        assertThat(Durations.parse(Durations.MAX.toMillis() + "ms").toNanos()).isPositive();
+        assertThat(Durations.parse("106751d")).isEqualTo(Duration.ofDays(106_751));
+    }
+
     @Test
     void format_isCompact() {
         assertThat(Durations.format(Duration.ofSeconds(2))).isEqualTo("2s");
