@@ -322,10 +322,11 @@ final class MetricsTextfile {
     /** Under the lock, {@code PATH.<n>.tmp} files belong to writers that died before their rename. */
     private void removeLeftovers() throws IOException {
         String prefix = file.getFileName().toString();
-        try (DirectoryStream<Path> siblings = Files.newDirectoryStream(file.getParent(), prefix + ".*.tmp")) {
+        // Compared by prefix, not by a glob of the name: a name may hold glob characters ([, *, ?).
+        try (DirectoryStream<Path> siblings = Files.newDirectoryStream(file.getParent())) {
             for (Path sibling : siblings) {
-                String rest = sibling.getFileName().toString().substring(prefix.length());
-                if (TEMPORARY.matcher(rest).matches()) {
+                String name = sibling.getFileName().toString();
+                if (name.startsWith(prefix) && TEMPORARY.matcher(name.substring(prefix.length())).matches()) {
                     Files.deleteIfExists(sibling);
                 }
             }

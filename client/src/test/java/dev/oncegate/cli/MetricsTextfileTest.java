@@ -115,6 +115,20 @@ class MetricsTextfileTest {
         assertThat(onDisk().value("a_total{x=\"1\"}")).isEqualTo(2);
     }
 
+    /** The leftover scan compares names: a glob made of the name would fail on {@code [} and match others on {@code *}/{@code ?}. */
+    @Test
+    void aNameWithGlobCharacters_isWritten_andOnlyItsOwnLeftoversAreRemoved() throws Exception {
+        Path odd = dir.resolve("jobs[a*?.prom");
+        Files.writeString(dir.resolve("jobs[a*?.prom.4242.tmp"), "half a fi");
+        Files.writeString(dir.resolve("jobs[abc.prom.4243.tmp"), "another file's writer, mid-write");
+
+        new MetricsTextfile(odd, Duration.ofSeconds(5)).update(List.of(counter("1", 1)));
+
+        assertThat(MetricsTextfile.Contents.parse(Files.readString(odd)).value("a_total{x=\"1\"}")).isEqualTo(1);
+        assertThat(dir.resolve("jobs[a*?.prom.4242.tmp")).doesNotExist();
+        assertThat(dir.resolve("jobs[abc.prom.4243.tmp")).exists();
+    }
+
     @Test
     void threadsOfOneProcess_loseNoIncrement() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(4);
