@@ -333,6 +333,7 @@ final class DefaultAttempt implements Attempt {
             }
             if (watchesSet) {
                 watched.add(scopePath);
+                watched.add(Layout.outcome(scopePath)); // readScope's exists watch
             }
             now = gate.clock.instant();
             connected = gate.zk.connected();

@@ -178,9 +178,12 @@ final class ScopeReads {
     }
 
     /**
-     * Scope {@code n}, watched: {@code getData scope} and {@code getChildren scope} with
-     * {@code watcher} (a lease change, the arming, the outcome and a reconciliation each fire one
-     * of them), then {@link #readScopeOnce}'s read. So a waiter learns each change without polling.
+     * Scope {@code n}, watched, then {@link #readScopeOnce}'s read, so that a waiter learns each
+     * change without polling: {@code getData scope} (a lease change), {@code getChildren scope} (the
+     * arming, an outcome before schema 4) and {@code exists armed/outcome} (the outcome, which is a
+     * write below the scope's children: the executor's, a reconciliation's marker, and with a
+     * {@code not_sent} the opening of scope n+1 in the same multi). An authorization changes none of
+     * them: the waiter's periodic re-read finds it.
      *
      * @throws UnreadableRecordException when the scope does not exist
      */
@@ -189,6 +192,7 @@ final class ScopeReads {
         try {
             zk.getData(scopePath, null, watcher);
             zk.getChildren(scopePath, watcher);
+            zk.exists(Layout.outcome(scopePath), watcher);
         } catch (KeeperException.NoNodeException e) {
             throw missingScope(keyPath, n, latestScope(keyPath));
         }

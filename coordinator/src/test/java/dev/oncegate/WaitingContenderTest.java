@@ -84,6 +84,27 @@ class WaitingContenderTest extends OneKeyPerTest {
         };
     }
 
+    /** What an action ends with, once released. */
+    interface Ending {
+        ActionResult end() throws Exception;
+    }
+
+    /** Crosses {@code a} on another thread with an action that delivers, holds until {@code release}, then ends so. */
+    CompletableFuture<Crossing> crossWhenReleased(Attempt a, CountDownLatch release, Ending ending) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return a.cross(ctx -> {
+                    deliveries.incrementAndGet();
+                    release.await(60, TimeUnit.SECONDS);
+                    return ending.end();
+                });
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
     List<String> electionNodes(String scopePath) throws Exception {
         return client.checkExists().forPath(Layout.latch(scopePath)) == null ? List.of()
                 : client.getChildren().forPath(Layout.latch(scopePath));
@@ -215,18 +236,7 @@ class WaitingContenderTest extends OneKeyPerTest {
         CountDownLatch release = new CountDownLatch(1);
         Attempt a = gate("a").enter(key);
         attempts.add(a);
-        CompletableFuture<Crossing> aCrossing = CompletableFuture.supplyAsync(() -> {
-            try {
-                return a.cross(ctx -> {
-                    deliveries.incrementAndGet();
-                    release.await(60, TimeUnit.SECONDS);
-                    return ActionResult.unconfirmed("no receipt");
-                });
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Crossing> aCrossing = crossWhenReleased(a, release, () -> ActionResult.unconfirmed("no receipt"));
         try {
             await().atMost(Duration.ofSeconds(10)).until(() -> client.checkExists().forPath(Layout.armed(scope0)) != null);
             // and B waits on the armed scope (consumed, no outcome yet)
@@ -248,6 +258,39 @@ class WaitingContenderTest extends OneKeyPerTest {
         }
         assertThat(aCrossing.get(30, TimeUnit.SECONDS)).isInstanceOfSatisfying(Crossing.Crossed.class,
                 c -> assertThat(c.outcome()).isEqualTo(Outcome.SEND_STATUS_UNKNOWN));
+        assertThat(deliveries).hasValue(2);
+    }
+
+    /**
+     * The outcome is a write of {@code armed/outcome}, below the scope: it changes neither the scope's
+     * data nor its children. Under a 4 minute TTL the safety re-read comes every minute, three times
+     * {@link #PROMPTLY}, so only a watch on the outcome itself wakes the waiter in time.
+     */
+    @Test
+    void outcomeRecordedWhileAContenderWaitsOnTheArmedScope_wakesTheWaiter_longBeforeItsReRead() throws Exception {
+        // Given A armed scope 0 under a 4 minute TTL and its action is still running, and B waits on the armed scope
+        Duration ttl = Duration.ofMinutes(4);
+        CountDownLatch release = new CountDownLatch(1);
+        Attempt a = gate(Gate.builder(client).namespace(ns).taskId("a").leaseTtl(ttl)).enter(key);
+        attempts.add(a);
+        CompletableFuture<Crossing> aCrossing = crossWhenReleased(a, release, () -> {
+            throw new ProvenNotSentException("the provider refused the upload: nothing sent");
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> client.checkExists().forPath(Layout.armed(scope0)) != null);
+        CompletableFuture<Attempt> waiting = enterAsync(gate(Gate.builder(client).namespace(ns).taskId("b").leaseTtl(ttl)),
+                Duration.ofMinutes(3));
+        awaitStillWaiting(waiting);
+
+        // When A's action proves not_sent (the outcome is recorded, scope 1 opened)
+        release.countDown();
+        assertThat(aCrossing.get(30, TimeUnit.SECONDS)).isInstanceOfSatisfying(Crossing.Crossed.class,
+                c -> assertThat(c.outcome()).isEqualTo(Outcome.NOT_SENT));
+
+        // Then B learns it at once and proceeds in scope 1, not at its next re-read a minute on
+        Attempt b = waiting.get(PROMPTLY.toSeconds(), TimeUnit.SECONDS);
+        assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isEqualTo(1));
+        assertThat(b.cross(delivers("receipt-b"))).isInstanceOfSatisfying(Crossing.Crossed.class,
+                c -> assertThat(c.scope()).isEqualTo(1));
         assertThat(deliveries).hasValue(2);
     }
 
