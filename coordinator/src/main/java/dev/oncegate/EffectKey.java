@@ -2,6 +2,7 @@ package dev.oncegate;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -76,7 +77,9 @@ public record EffectKey(String key, Destination destination, String sha256) {
      * The key of {@code destination} receiving the bytes of {@code content}, read to its end in
      * a streaming pass (any size; never held in memory). The stream is not closed.
      *
-     * @throws UncheckedIOException when the stream cannot be read
+     * @throws UncheckedIOException when the stream cannot be read, or the thread was interrupted
+     *                              while reading it (an {@link InterruptedIOException}; the
+     *                              thread's interrupt flag stays set)
      */
     public static EffectKey of(Destination destination, InputStream content) {
         Objects.requireNonNull(content, "content");
@@ -85,6 +88,11 @@ public record EffectKey(String key, Destination destination, String sha256) {
         try {
             for (int n; (n = content.read(buffer)) >= 0; ) {
                 digest.update(buffer, 0, n);
+                if (Thread.currentThread().isInterrupted()) {
+                    // A file's stream need not notice (the JDK's own for Files.newInputStream does not): a large
+                    // file would be read to its end, long after the caller gave up. The flag stays set.
+                    throw new InterruptedIOException("interrupted after " + n + " more bytes");
+                }
             }
         } catch (IOException e) {
             throw new UncheckedIOException("content: could not read the content stream: " + e.getMessage(), e);

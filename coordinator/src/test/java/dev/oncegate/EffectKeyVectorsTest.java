@@ -90,6 +90,31 @@ class EffectKeyVectorsTest {
         assertThat(Json.decodeObject(resourceCopy())).isEqualTo(Json.decodeObject(Files.readAllBytes(shared)));
     }
 
+    /** A stream that would go on for ever: only the interrupt ends the read, and the flag stays set for the caller. */
+    @Test
+    void streamedContent_readOnAnInterruptedThread_stopsWithAnInterruptedIOException_andKeepsTheFlag() {
+        InputStream endless = new InputStream() {
+            @Override
+            public int read() {
+                return 0;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) {
+                return len;
+            }
+        };
+        Thread.currentThread().interrupt();
+        try {
+            assertThatThrownBy(() -> EffectKey.of(Destination.stable("slack", "C024BE91L"), endless))
+                    .isInstanceOf(java.io.UncheckedIOException.class)
+                    .hasCauseInstanceOf(java.io.InterruptedIOException.class);
+            assertThat(Thread.currentThread().isInterrupted()).isTrue();
+        } finally {
+            Thread.interrupted();
+        }
+    }
+
     @Test
     void key_doesNotDependOnFileNameOrLocation(@TempDir Path dir) throws IOException {
         Destination d = Destination.stable("slack", "C024BE91L");

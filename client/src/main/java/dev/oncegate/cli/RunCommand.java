@@ -126,36 +126,72 @@ final class RunCommand extends NamespaceCommand {
 
     @Override
     public Integer call() throws InterruptedException {
+        Shutdown shutdown = Shutdown.install(Thread.currentThread());
         try (ResultChannel channel = resultChannel()) {
             Input input;
             try {
                 input = input();
             } catch (RuntimeException e) {
-                channel.write(Json.line(failureResult(e)));
-                throw e;
+                writeFailure(channel, e, shutdown);
+                throw shutdown.signalled() ? new UnavailableException(signalledBefore(e), e) : e;
             }
-            return run(channel, input);
+            return run(channel, input, shutdown);
+        } finally {
+            shutdown.done(ExitCode.STOP_UNAVAILABLE); // a no-op when the run's own code was set
         }
     }
 
     /**
      * {@link #call} for a command line that {@link QuickRun} parsed instead of picocli: null, having
-     * done nothing (no result channel opened, nothing removed), when an input is bad or the result
-     * channel cannot be used, for picocli's path to report in its own words (the hint to run
-     * {@code --help}, the bad-input result line); else what {@link #call} returns.
+     * done nothing, when the result channel cannot be used or an input is bad, for picocli's path to
+     * report in its own words (the hint to run {@code --help}, the bad-input result line); else what
+     * {@link #call} returns. The channel is opened first, as {@link #call} opens it, so that a result
+     * file left by an earlier run is gone before the content is read (a signal while a large file is
+     * hashed must not leave the earlier result looking like this run's); a declined line has then
+     * removed only what picocli's path removes first too.
      */
     Integer callIfValid() throws InterruptedException {
-        Input input;
-        ResultChannel channel;
+        Shutdown shutdown = Shutdown.install(Thread.currentThread());
         try {
-            input = input();
-            channel = resultChannel();
-        } catch (RuntimeException e) {
-            return null;
+            ResultChannel channel;
+            try {
+                channel = resultChannel();
+            } catch (RuntimeException e) {
+                return null;
+            }
+            try (channel) {
+                Input input;
+                try {
+                    input = input();
+                } catch (RuntimeException e) {
+                    if (!shutdown.signalled()) {
+                        return null;
+                    }
+                    writeFailure(channel, e, shutdown);
+                    throw new UnavailableException(signalledBefore(e), e);
+                }
+                return run(channel, input, shutdown);
+            }
+        } finally {
+            shutdown.done(ExitCode.STOP_UNAVAILABLE); // a no-op when the run's own code was set
         }
-        try (channel) {
-            return run(channel, input);
+    }
+
+    /**
+     * Writes the failure result line to the channel. After a signal the main thread may still be
+     * flagged interrupted (a read it interrupted threw ClosedByInterruptException, which leaves the
+     * flag set), and a flagged thread cannot write a file channel: the flag is cleared first, the
+     * signal having been acted on (the run ends, exit 13).
+     */
+    private static void writeFailure(ResultChannel channel, Exception e, Shutdown shutdown) {
+        if (shutdown.signalled()) {
+            Thread.interrupted();
         }
+        channel.write(Json.line(failureResult(e, shutdown)));
+    }
+
+    private static String signalledBefore(Exception e) {
+        return "a termination signal arrived before any decision; nothing was armed, nothing run (" + e.getMessage() + ")";
     }
 
     private Input input() {
@@ -165,11 +201,11 @@ final class RunCommand extends NamespaceCommand {
         return new Input(settings, key, textfile());
     }
 
-    private Integer run(ResultChannel channel, Input input) throws InterruptedException {
+    private Integer run(ResultChannel channel, Input input, Shutdown shutdown) throws InterruptedException {
         try {
-            return gated(channel, input);
+            return gated(channel, input, shutdown);
         } catch (RuntimeException | InterruptedException e) {
-            channel.write(Json.line(failureResult(e)));
+            writeFailure(channel, e, shutdown);
             throw e;
         }
     }
@@ -220,14 +256,13 @@ final class RunCommand extends NamespaceCommand {
         }
     }
 
-    private Integer gated(ResultChannel channel, Input input) throws InterruptedException {
+    private Integer gated(ResultChannel channel, Input input, Shutdown shutdown) throws InterruptedException {
         ZooKeeperConnection.Settings settings = input.settings();
         EffectKey key = input.key();
         Path textfile = input.textfile();
         RunMetrics metrics = textfile == null ? null : new RunMetrics(textfile, zookeeper.namespace(), Clock.systemUTC());
         ChildCommand action = new ChildCommand(command, notSentExit, timeout);
-        Shutdown shutdown = new Shutdown(action, Thread.currentThread(), shutdownGrace);
-        Runtime.getRuntime().addShutdownHook(shutdown.hook);
+        shutdown.gate(action, shutdownGrace);
         Map<String, Object> result = null;
         int code = ExitCode.STOP_UNAVAILABLE;
         try (ZooKeeperConnection zk = zookeeper.open(settings);
@@ -263,7 +298,7 @@ final class RunCommand extends NamespaceCommand {
         } catch (RuntimeException | InterruptedException e) {
             if (result == null) {
                 // Before shutdown.done: a shutdown hook waiting for it would halt the JVM right after.
-                channel.write(Json.line(failureResult(e)));
+                writeFailure(channel, e, shutdown);
             }
             throw e;
         } finally {
@@ -328,11 +363,16 @@ final class RunCommand extends NamespaceCommand {
         return env == null || env.isEmpty() ? null : env;
     }
 
-    /** The result line of a run that reached no decision: bad input (exit 2), or a failure before any decision (13). */
-    private static Map<String, Object> failureResult(Exception e) {
-        boolean badInput = e instanceof ParameterException || e instanceof IllegalArgumentException;
+    /**
+     * The result line of a run that reached no decision: bad input (exit 2), or a failure before any
+     * decision (13), a termination signal's interrupt included, whatever it made a read throw.
+     */
+    private static Map<String, Object> failureResult(Exception e, Shutdown shutdown) {
+        boolean signalled = shutdown != null && shutdown.signalled();
+        boolean badInput = !signalled && (e instanceof ParameterException || e instanceof IllegalArgumentException);
         Map<String, Object> out = base(null, badInput ? "bad_input" : "failed", null);
-        out.put("detail", e.getMessage() != null ? e.getMessage() : e.toString());
+        String detail = e.getMessage() != null ? e.getMessage() : e.toString();
+        out.put("detail", signalled && !(e instanceof InterruptedException) ? signalledBefore(e) : detail);
         return out;
     }
 
@@ -402,33 +442,59 @@ final class RunCommand extends NamespaceCommand {
     }
 
     /**
-     * The shutdown hook and its hand-shake with the main thread. Before the crossing, a signal
-     * interrupts the main thread (entering gives up and releases any lease). From the crossing
-     * on, it stops the command (or prevents its start) and lets the main thread record the
-     * outcome, then exits with the run's code. Either way it waits at most {@code --shutdown-grace}
-     * for the main thread, and then exits with a code of the table (see {@link #gaveUp}).
+     * The shutdown hook and its hand-shake with the main thread, installed before the run reads
+     * anything. Before the crossing, a signal interrupts the main thread (reading the content
+     * gives up, entering gives up and releases any lease it took), which ends with exit 13 and the
+     * failure result line. From the crossing on, it stops the command (or prevents its start) and
+     * lets the main thread record the outcome, then exits with the run's code. Either way it waits
+     * at most the grace for the main thread ({@code --shutdown-grace} once the run has its inputs,
+     * its default before), and then exits with a code of the table (see {@link #gaveUp}).
      */
     private static final class Shutdown {
         final Thread hook;
-        private final ChildCommand action;
         private final Thread main;
-        private final Duration grace;
         private final CountDownLatch finished = new CountDownLatch(1);
+        private volatile ChildCommand action;
+        private volatile Duration grace = Durations.parse(DEFAULT_SHUTDOWN_GRACE);
         private volatile boolean crossing;
+        private volatile boolean signalled;
         private volatile int code = ExitCode.STOP_UNAVAILABLE;
 
-        Shutdown(ChildCommand action, Thread main, Duration grace) {
-            this.action = action;
+        private Shutdown(Thread main) {
             this.main = main;
-            this.grace = grace;
             this.hook = new Thread(this::onSignal, "oncegate-shutdown");
+        }
+
+        /** A hook for the run on {@code main}, registered. */
+        static Shutdown install(Thread main) {
+            Shutdown shutdown = new Shutdown(main);
+            Runtime.getRuntime().addShutdownHook(shutdown.hook);
+            return shutdown;
+        }
+
+        /** The run has its command and its grace: a signal from now on stops the command too. */
+        void gate(ChildCommand command, Duration shutdownGrace) {
+            grace = shutdownGrace;
+            action = command;
+            if (signalled) {
+                command.terminate(); // the signal came just before: no start
+            }
         }
 
         void crossing() {
             crossing = true;
         }
 
+        /** Whether a termination signal has arrived. */
+        boolean signalled() {
+            return signalled;
+        }
+
+        /** The main thread is done with {@code exitCode}; only the first call counts. */
         void done(int exitCode) {
+            if (finished.getCount() == 0) {
+                return;
+            }
             code = exitCode;
             finished.countDown();
             try {
@@ -442,7 +508,11 @@ final class RunCommand extends NamespaceCommand {
             if (finished.getCount() == 0) {
                 return;
             }
-            action.terminate();
+            signalled = true;
+            ChildCommand command = action;
+            if (command != null) {
+                command.terminate();
+            }
             if (!crossing) {
                 main.interrupt();
             }

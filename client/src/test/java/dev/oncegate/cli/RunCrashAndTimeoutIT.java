@@ -1,10 +1,16 @@
 package dev.oncegate.cli;
 
+import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.stream.Stream;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.oncegate.ZxidMarks;
 import dev.oncegate.testing.Timing;
 import org.junit.jupiter.api.Test;
@@ -133,6 +139,49 @@ class RunCrashAndTimeoutIT extends CliFixture {
         assertThat(outcome(0)).contains("\"send_status_unknown\"");
         Optional<ProcessHandle> sleep = ProcessHandle.of(sleepPid);
         await().atMost(Timing.APPEAR).until(() -> sleep.map(p -> !p.isAlive()).orElse(true));
+    }
+
+    /**
+     * A signal while the content is still being hashed (a sparse 4 GiB file: seconds of reading,
+     * observed through the process's open descriptors): nothing was armed, so exit 13 with the
+     * failure result line, never the signal's 143; and the result file of an earlier run was
+     * removed before the content was read, so it cannot pass for this run's.
+     */
+    @Test
+    void sigtermWhileTheContentIsRead_exits13_withTheFailureResult_andNoEarlierResultLeft() throws Exception {
+        Path big = dir.resolve("big.bin");
+        try (RandomAccessFile file = new RandomAccessFile(big.toFile(), "rw")) {
+            file.setLength(4L << 30);
+        }
+        Path result = Files.writeString(dir.resolve("result.json"), "{\"decision\":\"an earlier run's\"}\n");
+        Cli.Running running = cli.start("run", "--connect", zk.connectString(), "--dest", dest, "--file", big.toString(),
+                "--result-file", result.toString(), "--", "sh", "-c", LEDGER_LINE);
+        await().atMost(Timing.APPEAR).until(() -> hasOpen(running.process().pid(), big));
+
+        running.process().destroy(); // SIGTERM
+        Cli.Result stopped = running.await(Timing.PROCESS);
+
+        assertThat(stopped.exit()).as(stopped.toString()).isEqualTo(ExitCode.STOP_UNAVAILABLE);
+        assertThat(result).as(stopped.toString()).exists();
+        JsonNode line = Cli.JSON.readTree(result.toFile());
+        assertThat(line.get("reason").asText()).isEqualTo("failed");
+        assertThat(line.get("detail").asText()).contains("termination signal", "nothing was armed");
+        assertThat(ledgerLines()).isEmpty();
+    }
+
+    /** Whether process {@code pid} has {@code file} open (its {@code /proc/PID/fd} links). */
+    static boolean hasOpen(long pid, Path file) throws IOException {
+        try (Stream<Path> fds = Files.list(Path.of("/proc", Long.toString(pid), "fd"))) {
+            return fds.anyMatch(fd -> {
+                try {
+                    return Files.readSymbolicLink(fd).equals(file);
+                } catch (IOException gone) {
+                    return false;
+                }
+            });
+        } catch (NoSuchFileException exited) {
+            return false;
+        }
     }
 
     @Test
