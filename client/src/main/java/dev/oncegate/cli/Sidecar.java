@@ -88,6 +88,13 @@ final class Sidecar implements AutoCloseable {
     private static final Set<String> CHECKPOINT_FIELDS = Set.of("handle", "token", "name");
     private static final Set<String> OUTCOME_FIELDS = Set.of("handle", "token", "outcome", "evidence");
     private static final Set<String> INSPECT_FIELDS = Set.of("key", "destination", "destination_name", "sha256", "file");
+    /**
+     * The calls still taken once SIGTERM's stop began: the stop gives armed crossings half of
+     * {@code --shutdown-grace} to report, so {@code outcome} must be heard, and {@code release}
+     * only gives a lease back. Everything that would start work (enter, checkpoint, cross) or
+     * read for it (inspect) answers 503.
+     */
+    private static final Set<String> WHILE_STOPPING = Set.of("outcome", "release");
 
     /**
      * How the sidecar behaves.
@@ -210,10 +217,12 @@ final class Sidecar implements AutoCloseable {
                      "/v1/inspect" -> {
                     requireMethod(method, "POST");
                     authenticate(exchange);
-                    if (stopping) {
-                        throw new SidecarError(503, null, "the sidecar is stopping; nothing was done");
+                    String endpoint = path.substring(4);
+                    if (stopping && !WHILE_STOPPING.contains(endpoint)) {
+                        throw new SidecarError(503, null, "the sidecar is stopping; nothing was done (until it stops,"
+                                + " it takes only outcome and release for the handles it holds)");
                     }
-                    sendJson(exchange, 200, call(path.substring(4), exchange));
+                    sendJson(exchange, 200, call(endpoint, exchange));
                 }
                 default -> throw new SidecarError(404, null, "no such endpoint: " + path
                         + " (POST /v1/enter, /v1/enter-and-cross, /v1/checkpoint, /v1/cross, /v1/outcome, /v1/release,"
@@ -662,9 +671,9 @@ final class Sidecar implements AutoCloseable {
     }
 
     /**
-     * SIGTERM: refuse new calls, release every open lease, give armed crossings half of
-     * {@code grace} to get their agents' outcomes, then record {@code send_status_unknown} for the
-     * rest and wait (the other half) until it is recorded.
+     * SIGTERM: refuse new work (every call but outcome and release), release every open lease,
+     * give armed crossings half of {@code grace} to get their agents' outcomes, then record
+     * {@code send_status_unknown} for the rest and wait (the other half) until it is recorded.
      *
      * @return true when every crossing ended with its outcome written or tried
      */

@@ -23,8 +23,8 @@ import picocli.CommandLine.Option;
  * {@code oncegate sidecar}: one long-lived process beside the agents of a host or pod, one
  * ZooKeeper session and one gate for all of them, served as JSON over HTTP ({@link Sidecar}).
  * Prints one JSON line on stdout once listening; runs until SIGTERM/SIGINT, which releases open
- * leases, lets armed crossings report within half the grace and records
- * {@code send_status_unknown} for the rest.
+ * leases, lets armed crossings report within half the grace (outcome and release are still
+ * answered, every other call gets 503) and records {@code send_status_unknown} for the rest.
  */
 @Command(name = "sidecar", mixinStandardHelpOptions = true,
         description = "Serve the gate to local agents in any language: JSON over HTTP on loopback (enter,"
@@ -88,7 +88,8 @@ final class SidecarCommand extends NamespaceCommand {
 
     @Option(names = "--shutdown-grace", paramLabel = "DURATION", defaultValue = "10s", converter = Durations.class,
             description = "After SIGTERM/SIGINT, how long armed crossings get to report and be recorded (default:"
-                    + " ${DEFAULT-VALUE}). Keep the supervisor's stop timeout above it.")
+                    + " ${DEFAULT-VALUE}): their outcome and release calls are still answered, every other call gets"
+                    + " 503. Keep the supervisor's stop timeout above it.")
     Duration shutdownGrace;
 
     @Option(names = "--session-timeout", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.class,
