@@ -40,8 +40,9 @@ import picocli.CommandLine.Option;
                         + " --tls-password-file FILE; the token is still required. No Unix socket (the JDK's HTTP server"
                         + " serves TCP only).",
                 "Prints {\"sidecar\":\"started\",\"url\":URL,\"token_file\":PATH,…} on stdout once listening.",
-                "Exit codes: 0 stopped by a signal with every crossing recorded; 1 stopped with a crossing whose outcome"
-                        + " may be unrecorded (it reads send_status_unknown); 2 bad input or --listen unusable."})
+                "Exit codes: 0 stopped by a signal with every crossing's outcome recorded; 1 stopped with a crossing whose"
+                        + " outcome is not, or may not be, recorded (it reads send_status_unknown, or what an operator"
+                        + " recorded); 2 bad input or --listen unusable."})
 final class SidecarCommand extends NamespaceCommand {
 
     static final String DEFAULT_LISTEN = "127.0.0.1:7460";
@@ -211,9 +212,9 @@ final class SidecarCommand extends NamespaceCommand {
         try {
             if (!sidecar.shutdown(grace)) {
                 code = ExitCode.SEND_STATUS_UNKNOWN;
-                System.err.println("oncegate sidecar: gave up after " + Durations.format(grace) + " with a crossing whose"
-                        + " outcome may be unrecorded: its scope stays armed and reads send_status_unknown"
-                        + " (`oncegate inspect` shows what was recorded)");
+                System.err.println("oncegate sidecar: stopped within " + Durations.format(grace) + " with a crossing"
+                        + " whose outcome is not, or may not be, recorded: its scope reads send_status_unknown, or what"
+                        + " an operator recorded (`oncegate inspect` shows what was recorded)");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

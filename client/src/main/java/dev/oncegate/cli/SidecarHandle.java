@@ -263,6 +263,23 @@ final class SidecarHandle {
         return state != State.CROSSING || crossed.isDone();
     }
 
+    /**
+     * Whether the crossing returned without its outcome written: the library answered
+     * {@code recorded=false} (another outcome took the scope's one write, the armed record is
+     * gone, ZooKeeper could not be reached) or failed. That scope reads {@code send_status_unknown}
+     * (or what an operator recorded), not what the agent reported. A crossing refused before
+     * arming wrote nothing and needs nothing: it counts as recorded, as does one still running.
+     */
+    boolean crossingUnrecorded() {
+        if (!crossed.isDone()) {
+            return false;
+        }
+        if (crossed.isCompletedExceptionally()) {
+            return true;
+        }
+        return crossed.join() instanceof Crossing.Crossed c && !c.recorded();
+    }
+
     /** Closes an OPEN handle's attempt, releasing its lease; the caller holds the claim or the handle is idle. */
     void finish(String why) {
         if (!finished.compareAndSet(false, true)) {

@@ -10,6 +10,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import dev.oncegate.Operator;
+import dev.oncegate.ScopeState;
 import dev.oncegate.testing.Timing;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -17,7 +19,8 @@ import org.junit.jupiter.api.Test;
 /**
  * SIGTERM's stop ({@link Sidecar#shutdown}) keeps its promise to armed crossings: an agent that
  * delivered during the grace still reports, and its outcome is recorded as reported; new work is
- * refused.
+ * refused. And the stop's answer, which becomes the exit code, says whether every crossing's
+ * outcome was really recorded, not only whether its crossing ended.
  */
 class SidecarShutdownTest extends SidecarFixture {
 
@@ -60,5 +63,25 @@ class SidecarShutdownTest extends SidecarFixture {
         assertThat(enter.status()).isEqualTo(503);
         assertThat(enter.body().get("error").asText()).contains("stopping");
         assertThat(checkpoint.status()).isEqualTo(503);
+    }
+
+    @Test
+    void crossingWhoseOutcomeIsNotRecorded_theStopSaysSo() throws Exception {
+        // Given: agent A armed its crossing, and an operator reconciled the key meanwhile: the reconciliation took
+        // the scope's one outcome write, so the executor's own outcome can no longer be recorded
+        Answer a = post("/v1/enter-and-cross", Map.of("destination", dest, "sha256", sha256, "task", "agent-a"));
+        assertThat(a.body().get("armed").asBoolean()).isTrue();
+        Operator operator = Operator.builder(curator).namespace(NAMESPACE).build();
+        Operator.Reconciled reconciled = operator.reconcile(key.key(), "alice", "message 42 is in the inbox");
+        assertThat(reconciled.created()).isTrue();
+
+        // When: SIGTERM's stop runs its grace without a report from A
+        boolean allRecorded = sidecar.shutdown(Timing.scaled(Duration.ofSeconds(4)));
+
+        // Then: the crossing ended (its send_status_unknown was not written), and the stop says not all were
+        // recorded: exit 1
+        assertThat(allRecorded).isFalse();
+        assertThat(outcome()).doesNotContain("SIGTERM");
+        assertThat(operator.inspect(key.key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 }
