@@ -166,8 +166,18 @@ final class Sidecar implements AutoCloseable {
         };
     }
 
-    /** Starts serving on {@code address}, over TLS when {@code tls} is not null. */
+    /** Starts serving on {@code address}, over TLS when {@code tls} is not null: {@link #bind}, then {@link #serve}. */
     void start(InetSocketAddress address, SSLContext tls) throws IOException {
+        bind(address, tls);
+        serve();
+    }
+
+    /**
+     * Binds the listening socket on {@code address}, over TLS when {@code tls} is not null, and
+     * serves nothing yet: an address in use fails here, so the caller writes the token file only
+     * once this succeeded (a second sidecar must not replace the running one's token).
+     */
+    void bind(InetSocketAddress address, SSLContext tls) throws IOException {
         if (tls != null) {
             HttpsServer https = HttpsServer.create(address, 64);
             https.setHttpsConfigurator(new HttpsConfigurator(tls));
@@ -181,6 +191,10 @@ final class Sidecar implements AutoCloseable {
             }
         });
         server.setExecutor(requests);
+    }
+
+    /** Starts answering on the address {@link #bind} bound. */
+    void serve() {
         server.start();
         long tick = Math.max(100, Math.min(1_000, settings.idleTimeout().toMillis() / 4));
         reaper.scheduleWithFixedDelay(this::expire, tick, tick, TimeUnit.MILLISECONDS);

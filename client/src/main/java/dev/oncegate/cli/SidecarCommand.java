@@ -22,9 +22,10 @@ import picocli.CommandLine.Option;
 /**
  * {@code oncegate sidecar}: one long-lived process beside the agents of a host or pod, one
  * ZooKeeper session and one gate for all of them, served as JSON over HTTP ({@link Sidecar}).
- * Prints one JSON line on stdout once listening; runs until SIGTERM/SIGINT, which releases open
- * leases, lets armed crossings report within half the grace (outcome and release are still
- * answered, every other call gets 503) and records {@code send_status_unknown} for the rest.
+ * Writes its token file and prints one JSON line on stdout once listening; runs until
+ * SIGTERM/SIGINT, which releases open leases, lets armed crossings report within half the grace
+ * (outcome and release are still answered, every other call gets 503) and records
+ * {@code send_status_unknown} for the rest.
  */
 @Command(name = "sidecar", mixinStandardHelpOptions = true,
         description = "Serve the gate to local agents in any language: JSON over HTTP on loopback (enter,"
@@ -54,8 +55,9 @@ final class SidecarCommand extends NamespaceCommand {
     String listen;
 
     @Option(names = "--token-file", paramLabel = "PATH",
-            description = "Where to write the bearer token, mode 0600, at every start (default: sidecar.token in the"
-                    + " state directory). Share its directory with the agents (a Kubernetes emptyDir volume).")
+            description = "Where to write the bearer token, mode 0600, at every start once listening (default:"
+                    + " sidecar.token in the state directory; a sidecar that cannot listen leaves the file as it was)."
+                    + " Share its directory with the agents (a Kubernetes emptyDir volume).")
     Path tokenFile;
 
     @Option(names = "--task-id", paramLabel = "ID", defaultValue = "${env:" + RunCommand.TASK_ID_ENV + "}",
@@ -122,7 +124,7 @@ final class SidecarCommand extends NamespaceCommand {
         } catch (IOException e) {
             throw new IllegalArgumentException("--token-file: cannot create " + token.getParent() + ": " + e, e);
         }
-        String bearer = SidecarToken.create(token);
+        String bearer = SidecarToken.generate();
         ZooKeeperConnection zk = zookeeper.open(settings, sessionTimeout);
         Sidecar sidecar;
         try {
@@ -130,11 +132,20 @@ final class SidecarCommand extends NamespaceCommand {
             sidecar = new Sidecar(zk, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
                     new Sidecar.Settings(taskId, leaseTtl, idleTimeout, outcomeTimeout, threads, maxCrossings), bearer);
             try {
-                sidecar.start(address, tls);
+                sidecar.bind(address, tls);
             } catch (IOException e) {
                 sidecar.close();
                 throw new IllegalArgumentException("--listen: cannot listen on " + listen + ": " + e.getMessage(), e);
             }
+            // Only now that the port is ours: a sidecar that cannot listen (one runs there already, with this same
+            // token file) must leave the running one's token in place, or its agents all get 401.
+            try {
+                SidecarToken.write(token, bearer);
+            } catch (RuntimeException e) {
+                sidecar.close();
+                throw e;
+            }
+            sidecar.serve();
         } catch (RuntimeException | InterruptedException e) {
             zk.close();
             throw e;

@@ -15,6 +15,8 @@ import java.util.Base64;
  * 0600 (created so, never widened afterwards), replacing an earlier file by rename, so an agent
  * reads either the old token or the new one, never part of one. Agents that may read the file
  * are the sidecar's own user (and, in Kubernetes, the containers sharing its volume as that user).
+ * The token is made before it is written: the sidecar writes it only once it listens, so a second
+ * sidecar that cannot listen leaves the running one's token in place.
  *
  * <p>Stateless; thread-safe.
  */
@@ -23,15 +25,19 @@ final class SidecarToken {
     private SidecarToken() {
     }
 
+    /** A new token: 256 random bits, URL-safe base64 without padding. */
+    static String generate() {
+        byte[] bits = new byte[32];
+        new SecureRandom().nextBytes(bits);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bits);
+    }
+
     /**
-     * Writes a new token to {@code file} (its directory must exist).
+     * Writes {@code token} to {@code file} (its directory must exist), replacing it by rename.
      *
      * @throws IllegalArgumentException naming --token-file when it cannot be written
      */
-    static String create(Path file) {
-        byte[] bits = new byte[32];
-        new SecureRandom().nextBytes(bits);
-        String token = Base64.getUrlEncoder().withoutPadding().encodeToString(bits);
+    static void write(Path file, String token) {
         Path dir = file.toAbsolutePath().getParent();
         if (dir == null || !Files.isDirectory(dir)) {
             throw new IllegalArgumentException("--token-file: its directory " + dir + " does not exist");
@@ -46,7 +52,6 @@ final class SidecarToken {
             } catch (AtomicMoveNotSupportedException e) {
                 Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
             }
-            return token;
         } catch (IOException | UnsupportedOperationException e) {
             throw new IllegalArgumentException("--token-file: cannot write " + file + " with mode 0600: " + e, e);
         } finally {

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code oncegate sidecar} as a process: it writes its token with mode 0600, serves /healthz
  * without it and /v1/ only with it, stops with exit 0 on SIGTERM, and refuses to listen beyond
- * loopback without TLS.
+ * loopback without TLS. A second sidecar that cannot listen leaves the first one's token alone.
  */
 class SidecarCommandIT extends CliFixture {
 
@@ -64,5 +64,32 @@ class SidecarCommandIT extends CliFixture {
         assertThat(refused.exit()).isEqualTo(2);
         assertThat(refused.stderr()).contains("--listen", "--tls-keystore");
         assertThat(token).doesNotExist();
+    }
+
+    @Test
+    void secondSidecarOnTheSamePortAndTokenFile_exit2_andTheFirstKeepsItsToken() throws Exception {
+        // Given: sidecar A listening, with its token file
+        Path token = dir.resolve("sidecar.token");
+        Cli.Running a = cli.start("sidecar", "--connect", zk.connectString(), "--listen", "127.0.0.1:0",
+                "--token-file", token.toString());
+        await().atMost(Timing.APPEAR).until(() -> a.stdout().contains("\"started\""));
+        String url = Cli.JSON.readTree(a.stdout().strip()).get("url").asText();
+        String written = Files.readString(token);
+
+        // When: a second sidecar is started on A's port with the same token file
+        Cli.Result b = cli.run("sidecar", "--connect", zk.connectString(), "--listen",
+                "127.0.0.1:" + URI.create(url).getPort(), "--token-file", token.toString());
+
+        // Then: it exits 2 naming --listen, the file still holds A's token, and A accepts it
+        assertThat(b.exit()).as(b.toString()).isEqualTo(2);
+        assertThat(b.stderr()).contains("--listen");
+        assertThat(Files.readString(token)).isEqualTo(written);
+        HttpResponse<String> inspect = HttpClient.newHttpClient().send(HttpRequest
+                .newBuilder(URI.create(url + "/v1/inspect"))
+                .header("Authorization", "Bearer " + Files.readString(token).strip())
+                .POST(HttpRequest.BodyPublishers.ofString("{\"key\":\"" + key.key() + "\"}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(inspect.statusCode()).as(inspect.body()).isEqualTo(200);
+        assertThat(a.process().isAlive()).isTrue();
     }
 }
