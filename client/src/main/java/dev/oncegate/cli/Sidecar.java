@@ -69,11 +69,27 @@ final class Sidecar implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Sidecar.class);
 
+    /**
+     * Seconds a connection may take from its request's first byte to the end of its body
+     * ({@code sun.net.httpserver.maxReqTime}), unless set on the command line. The JDK's server
+     * reads the request line, headers and body on a request thread, before the handler (and so
+     * before authentication) runs, and by default waits for them forever: a local process opening
+     * {@code --threads} connections that each send one byte would hold every request thread, and
+     * /healthz and /v1/outcome with them. Past this bound the server closes the connection, which
+     * frees its thread. It covers reading the request only: a handler's own wait (an enter's
+     * {@code wait_ms}, an outcome being recorded) starts once the body is read and is not cut.
+     */
+    static final long REQUEST_READ_SECONDS = 10;
+
     static {
         // The JDK's server writes a response's headers and body apart: without TCP_NODELAY, Nagle's algorithm and
         // the client's delayed ACK hold every answer ~40 ms. Read once, when the first HttpServer is made.
         if (System.getProperty("sun.net.httpserver.nodelay") == null) {
             System.setProperty("sun.net.httpserver.nodelay", "true");
+        }
+        // Also read once, then checked every sun.net.httpserver.timerMillis (1 s by default): see REQUEST_READ_SECONDS.
+        if (System.getProperty("sun.net.httpserver.maxReqTime") == null) {
+            System.setProperty("sun.net.httpserver.maxReqTime", Long.toString(REQUEST_READ_SECONDS));
         }
     }
 

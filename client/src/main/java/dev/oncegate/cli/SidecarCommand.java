@@ -81,7 +81,10 @@ final class SidecarCommand extends NamespaceCommand {
     Duration outcomeTimeout;
 
     @Option(names = "--threads", paramLabel = "N", defaultValue = "16",
-            description = "Request threads (default: ${DEFAULT-VALUE}); an enter that waits holds one meanwhile.")
+            description = "Request threads (default: ${DEFAULT-VALUE}); an enter that waits holds one meanwhile. A"
+                    + " request must arrive whole (line, headers, body) within " + Sidecar.REQUEST_READ_SECONDS
+                    + "s of its first byte, time spent waiting for a free thread included, or its connection is closed"
+                    + " unanswered and nothing is done: a connection that stalls holds a thread that long, not for good.")
     int threads;
 
     @Option(names = "--max-crossings", paramLabel = "N", defaultValue = "256",

@@ -3,6 +3,11 @@ package dev.oncegate.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -10,6 +15,9 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -19,7 +27,8 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code oncegate sidecar} as a process: it writes its token with mode 0600, serves /healthz
  * without it and /v1/ only with it, stops with exit 0 on SIGTERM, and refuses to listen beyond
- * loopback without TLS. A second sidecar that cannot listen leaves the first one's token alone.
+ * loopback without TLS. A second sidecar that cannot listen leaves the first one's token alone,
+ * and connections that never finish their request do not hold the request threads.
  */
 class SidecarCommandIT extends CliFixture {
 
@@ -91,5 +100,60 @@ class SidecarCommandIT extends CliFixture {
                 HttpResponse.BodyHandlers.ofString());
         assertThat(inspect.statusCode()).as(inspect.body()).isEqualTo(200);
         assertThat(a.process().isAlive()).isTrue();
+    }
+
+    @Test
+    void connectionsThatSendOneByteAndStop_areClosed_andFreeTheRequestThreads() throws Exception {
+        // Given: a sidecar with two request threads, and two local connections that each send one byte of a
+        // request line and nothing more, until a /healthz call no longer gets an answer (both threads held)
+        Cli.Running sidecar = cli.start("sidecar", "--connect", zk.connectString(), "--listen", "127.0.0.1:0",
+                "--token-file", dir.resolve("sidecar.token").toString(), "--threads", "2");
+        await().atMost(Timing.APPEAR).until(() -> sidecar.stdout().contains("\"started\""));
+        URI url = URI.create(Cli.JSON.readTree(sidecar.stdout().strip()).get("url").asText());
+        HttpClient http = HttpClient.newHttpClient();
+        List<Socket> silent = new ArrayList<>();
+        try {
+            for (int i = 0; i < 2; i++) {
+                Socket socket = new Socket();
+                silent.add(socket);
+                socket.connect(new InetSocketAddress("127.0.0.1", url.getPort()));
+                OutputStream out = socket.getOutputStream();
+                out.write('P');
+                out.flush();
+            }
+            await().atMost(Timing.EVENTUALLY).until(() -> health(http, url, Duration.ofSeconds(1)) == -1);
+
+            // When: /healthz is asked again, with patience well beyond the sidecar's 10 s request-read bound
+            // Then: it answers 200 in time, and the two silent connections were closed by the sidecar
+            await().atMost(Timing.scaled(Duration.ofSeconds(60)))
+                    .until(() -> health(http, url, Duration.ofSeconds(5)) == 200);
+            for (Socket socket : silent) {
+                socket.setSoTimeout((int) Timing.EVENTUALLY.toMillis());
+                assertThat(closedByPeer(socket.getInputStream())).isTrue();
+            }
+        } finally {
+            for (Socket socket : silent) {
+                socket.close();
+            }
+        }
+    }
+
+    /** GET /healthz's status, or -1 when no answer came within {@code patience}. */
+    private static int health(HttpClient http, URI url, Duration patience) throws IOException, InterruptedException {
+        try {
+            return http.send(HttpRequest.newBuilder(url.resolve("/healthz")).timeout(patience).build(),
+                    HttpResponse.BodyHandlers.ofString()).statusCode();
+        } catch (java.net.http.HttpTimeoutException e) {
+            return -1;
+        }
+    }
+
+    /** Whether the server closed the connection: end of stream (or a reset), before any answer byte. */
+    private static boolean closedByPeer(InputStream in) throws IOException {
+        try {
+            return in.read() == -1;
+        } catch (java.net.SocketException e) {
+            return true; // reset: closed with the byte unread
+        }
     }
 }
