@@ -18,6 +18,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -134,6 +135,8 @@ final class Sidecar implements AutoCloseable {
     private final SidecarGates gates;
     private final Map<String, SidecarHandle> handles = new ConcurrentHashMap<>();
     private final ThreadPoolExecutor requests;
+    /** Where enters run ({@link #enterLater}), apart from the request threads. */
+    private final ThreadPoolExecutor enters;
     private final ThreadPoolExecutor crossings;
     private final ScheduledExecutorService reaper;
     private final SecureRandom random = new SecureRandom();
@@ -166,6 +169,8 @@ final class Sidecar implements AutoCloseable {
         gates.acquire(null, System.nanoTime()); // the default gate, for inspect and task-less agents: never idle
         this.requests = new ThreadPoolExecutor(settings.threads(), settings.threads(), 0, TimeUnit.MILLISECONDS,
                 new LinkedBlockingQueue<>(), threads("oncegate-sidecar-http-"));
+        this.enters = new ThreadPoolExecutor(settings.threads(), settings.threads(), 0, TimeUnit.MILLISECONDS,
+                new LinkedBlockingQueue<>(), threads("oncegate-sidecar-enter-"));
         this.crossings = new ThreadPoolExecutor(0, settings.maxCrossings(), 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
                 threads("oncegate-sidecar-crossing-"));
         this.reaper = Executors.newSingleThreadScheduledExecutor(threads("oncegate-sidecar-reaper-"));
@@ -201,11 +206,7 @@ final class Sidecar implements AutoCloseable {
         } else {
             server = HttpServer.create(address, 64);
         }
-        server.createContext("/", exchange -> {
-            try (exchange) {
-                dispatch(exchange);
-            }
-        });
+        server.createContext("/", this::dispatch); // each path through dispatch closes the exchange it answers
         server.setExecutor(requests);
     }
 
@@ -231,34 +232,93 @@ final class Sidecar implements AutoCloseable {
 
     // ---- routing -----------------------------------------------------------------------------
 
+    /** What answers a request: sends the answer (true: it will be sent later), or throws what {@link #respond} turns into one. */
+    private interface Answering {
+        boolean answer() throws IOException, InterruptedException;
+    }
+
+    /**
+     * Answers on the request thread and closes the exchange, except an enter's, which
+     * {@link #enterLater} answers and closes on an enter thread.
+     */
     private void dispatch(HttpExchange exchange) throws IOException {
         String path = exchange.getRequestURI().getPath();
         String method = exchange.getRequestMethod();
+        boolean later = false;
         try {
-            switch (path) {
-                case "/healthz" -> {
-                    requireMethod(method, "GET");
-                    health(exchange);
-                }
-                case "/metrics" -> {
-                    requireMethod(method, "GET");
-                    send(exchange, 200, MetricsEndpoint.CONTENT_TYPE, registry.scrape());
-                }
-                case "/v1/enter", "/v1/enter-and-cross", "/v1/checkpoint", "/v1/cross", "/v1/outcome", "/v1/release",
-                     "/v1/inspect" -> {
-                    requireMethod(method, "POST");
-                    authenticate(exchange);
-                    String endpoint = path.substring(4);
-                    if (stopping && !WHILE_STOPPING.contains(endpoint)) {
-                        throw new SidecarError(503, null, "the sidecar is stopping; nothing was done (until it stops,"
-                                + " it takes only outcome and release for the handles it holds)");
-                    }
-                    sendJson(exchange, 200, call(endpoint, exchange));
-                }
-                default -> throw new SidecarError(404, null, "no such endpoint: " + path
-                        + " (POST /v1/enter, /v1/enter-and-cross, /v1/checkpoint, /v1/cross, /v1/outcome, /v1/release,"
-                        + " /v1/inspect; GET /healthz, /metrics)");
+            later = respond(exchange, path, () -> route(exchange, path, method));
+        } finally {
+            if (!later) {
+                exchange.close();
             }
+        }
+    }
+
+    /** Answers the request, or hands it to {@link #enterLater}: then true. */
+    private boolean route(HttpExchange exchange, String path, String method) throws IOException, InterruptedException {
+        switch (path) {
+            case "/healthz" -> {
+                requireMethod(method, "GET");
+                health(exchange);
+            }
+            case "/metrics" -> {
+                requireMethod(method, "GET");
+                send(exchange, 200, MetricsEndpoint.CONTENT_TYPE, registry.scrape());
+            }
+            case "/v1/enter", "/v1/enter-and-cross", "/v1/checkpoint", "/v1/cross", "/v1/outcome", "/v1/release",
+                 "/v1/inspect" -> {
+                requireMethod(method, "POST");
+                authenticate(exchange);
+                String endpoint = path.substring(4);
+                if (stopping && !WHILE_STOPPING.contains(endpoint)) {
+                    throw new SidecarError(503, null, "the sidecar is stopping; nothing was done (until it stops,"
+                            + " it takes only outcome and release for the handles it holds)");
+                }
+                if (endpoint.equals("enter") || endpoint.equals("enter-and-cross")) {
+                    enterLater(exchange, path, endpoint, SidecarRequest.read(exchange.getRequestBody(), ENTER_FIELDS));
+                    return true;
+                }
+                sendJson(exchange, 200, call(endpoint, exchange));
+            }
+            default -> throw new SidecarError(404, null, "no such endpoint: " + path
+                    + " (POST /v1/enter, /v1/enter-and-cross, /v1/checkpoint, /v1/cross, /v1/outcome, /v1/release,"
+                    + " /v1/inspect; GET /healthz, /metrics)");
+        }
+        return false;
+    }
+
+    /**
+     * An enter, read whole on the request thread, is answered from a thread of {@code enters}: an
+     * enter may wait ({@code wait_ms}) for the very outcome that another agent is about to report,
+     * so waiting enters must never hold the request threads that outcome calls need. The request
+     * thread is free again at once, and the request's read time ({@link #REQUEST_READ_SECONDS})
+     * ended with its body.
+     */
+    private void enterLater(HttpExchange exchange, String path, String endpoint, SidecarRequest r) {
+        Answering answering = () -> {
+            sendJson(exchange, 200, endpoint.equals("enter") ? enter(r).answer() : enterAndCross(r));
+            return false;
+        };
+        try {
+            enters.execute(() -> {
+                try (exchange) {
+                    respond(exchange, path, answering);
+                } catch (IOException e) {
+                    LOG.debug("oncegate sidecar: the answer to {} could not be sent ({})", path, e.toString());
+                }
+            });
+        } catch (RejectedExecutionException closing) {
+            throw new SidecarError(503, null, "the sidecar is stopping; nothing was done");
+        }
+    }
+
+    /**
+     * Runs {@code answering}, and answers what it throws: a refusal, 503 when unavailable or
+     * interrupted, else 500. Returns what {@code answering} returned (false when it threw).
+     */
+    private boolean respond(HttpExchange exchange, String path, Answering answering) throws IOException {
+        try {
+            return answering.answer();
         } catch (SidecarError e) {
             if (e.status() == 401) {
                 exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"oncegate\"");
@@ -276,13 +336,12 @@ final class Sidecar implements AutoCloseable {
             LOG.error("oncegate sidecar: {} failed", path, e);
             sendJson(exchange, 500, error("internal error: " + e, null));
         }
+        return false;
     }
 
     private Map<String, Object> call(String endpoint, HttpExchange exchange) throws IOException, InterruptedException {
         long now = System.nanoTime();
         return switch (endpoint) {
-            case "enter" -> enter(SidecarRequest.read(exchange.getRequestBody(), ENTER_FIELDS)).answer();
-            case "enter-and-cross" -> enterAndCross(SidecarRequest.read(exchange.getRequestBody(), ENTER_FIELDS));
             case "checkpoint" -> checkpoint(SidecarRequest.read(exchange.getRequestBody(), CHECKPOINT_FIELDS), now);
             case "cross" -> cross(SidecarRequest.read(exchange.getRequestBody(), HANDLE_FIELDS), now);
             case "outcome" -> outcome(SidecarRequest.read(exchange.getRequestBody(), OUTCOME_FIELDS), now);
@@ -769,6 +828,7 @@ final class Sidecar implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        enters.shutdownNow();
         requests.shutdownNow();
         gates.close();
     }

@@ -81,9 +81,11 @@ final class SidecarCommand extends NamespaceCommand {
     Duration outcomeTimeout;
 
     @Option(names = "--threads", paramLabel = "N", defaultValue = "16",
-            description = "Request threads (default: ${DEFAULT-VALUE}); an enter that waits holds one meanwhile. A"
-                    + " request must arrive whole (line, headers, body) within " + Sidecar.REQUEST_READ_SECONDS
-                    + "s of its first byte, time spent waiting for a free thread included, or its connection is closed"
+            description = "Request threads, and as many again for enters (default: ${DEFAULT-VALUE}): an enter is"
+                    + " read on a request thread and runs on an enter thread, which it holds while it waits (wait_ms),"
+                    + " so agents waiting on a key never keep its executor's outcome from being heard. A request must"
+                    + " arrive whole (line, headers, body) within " + Sidecar.REQUEST_READ_SECONDS + "s of its first"
+                    + " byte, time spent waiting for a free request thread included, or its connection is closed"
                     + " unanswered and nothing is done: a connection that stalls holds a thread that long, not for good.")
     int threads;
 

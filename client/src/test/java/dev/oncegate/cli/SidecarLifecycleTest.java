@@ -4,7 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import dev.oncegate.testing.Timing;
 import org.junit.jupiter.api.Test;
@@ -52,6 +56,35 @@ class SidecarLifecycleTest extends SidecarFixture {
         Answer c = enter("agent-c");
         assertThat(c.body().get("decision").asText()).isEqualTo("stop_sent");
         assertThat(c.body().get("evidence").get("task").asText()).isEqualTo("agent-a");
+    }
+
+    /**
+     * Agents that wait on an armed key, one for each of the sidecar's request threads (4 here), must
+     * not keep the armed agent's outcome from being heard: they wait for that very outcome.
+     */
+    @Test
+    void agentsWaitingOnTheArmedKey_asManyAsTheThreads_theArmedAgentsOutcomeIsStillHeard() throws Exception {
+        // Given: A entered and crossed (armed), and four agents wait on the key for up to a minute
+        Answer a = post("/v1/enter-and-cross", Map.of("destination", dest, "sha256", sha256, "task", "agent-a"));
+        assertThat(a.body().get("armed").asBoolean()).as(a.toString()).isTrue();
+        List<CompletableFuture<Answer>> waiting = new ArrayList<>();
+        for (int i = 0; i < settings().threads(); i++) {
+            Map<String, Object> body = Map.of("destination", dest, "sha256", sha256, "task", "waiter-" + i, "wait_ms", 60_000);
+            waiting.add(CompletableFuture.supplyAsync(() -> post("/v1/enter", body)));
+        }
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(10)).until(() -> waiting.stream().noneMatch(
+                CompletableFuture::isDone));
+
+        // When: A reports its delivery
+        Answer outcome = post("/v1/outcome", with(handle(a), "outcome", "sent_verified", "evidence", "msg-7"));
+
+        // Then: it is answered and recorded, and every waiter then stops sent
+        assertThat(outcome.status()).as(outcome.toString()).isEqualTo(200);
+        assertThat(outcome.body().get("recorded").asBoolean()).isTrue();
+        assertThat(znode("/0/armed/outcome")).contains("sent_verified", "msg-7");
+        for (CompletableFuture<Answer> w : waiting) {
+            assertThat(w.get(30, TimeUnit.SECONDS).body().get("decision").asText()).isEqualTo("stop_sent");
+        }
     }
 
     @Test
