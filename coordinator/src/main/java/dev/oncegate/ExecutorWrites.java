@@ -11,6 +11,7 @@ import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
+import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
 
@@ -449,7 +450,7 @@ final class ExecutorWrites {
      * When an authorization already opened the next scope, the outcome is written without it.
      * Retried by Curator; a retry that finds the outcome written recognises its own secret. With a backlog
      * index, the multi also removes the scope's {@code armed} entry and, for {@code send_status_unknown},
-     * creates its {@code unknown} entry, last; when only those fail, it is sent again without them.
+     * creates its {@code unknown} entry, last; when one of those fails, it is sent again without that one.
      */
     OutcomeWrite recordOutcome(String keyPath, int scope, String electionNode, KeyHistory.OutcomeRecord outcome,
                                String secret) throws Exception {
@@ -457,7 +458,9 @@ final class ExecutorWrites {
         String outcomePath = Layout.outcome(scopePath);
         boolean openNext = outcome.outcome() == Outcome.NOT_SENT;
         String bindTo = electionNode;
-        boolean index = protocol.indexed();
+        // Each index op is dropped alone when it fails (its entry already gone, say), so that the other still lands.
+        boolean leaveArmed = protocol.indexed();
+        boolean enterUnknown = leaveArmed && outcome.outcome() == Outcome.SEND_STATUS_UNKNOWN;
         while (true) {
             List<Op> ops = new ArrayList<>();
             if (bindTo != null) {
@@ -470,13 +473,13 @@ final class ExecutorWrites {
                 ops.add(zk.opCreate(Layout.scope(keyPath, scope + 1), next, CreateMode.PERSISTENT, protocol.acl(Layout.Kind.SCOPE)));
             }
             int protocolOps = ops.size();
-            if (index) {
-                // Last, so that a protocol op's failure is the one reported: out of "armed", and into
-                // "unknown" when that is what the records now say.
+            // Last, so that a protocol op's failure is the one reported: out of "armed", and into
+            // "unknown" when that is what the records now say.
+            if (leaveArmed) {
                 ops.add(BacklogIndex.delete(protocol, indexEntry(BacklogIndex.Kind.ARMED, scopePath)));
-                if (outcome.outcome() == Outcome.SEND_STATUS_UNKNOWN) {
-                    ops.add(BacklogIndex.create(protocol, indexEntry(BacklogIndex.Kind.UNKNOWN, scopePath)));
-                }
+            }
+            if (enterUnknown) {
+                ops.add(BacklogIndex.create(protocol, indexEntry(BacklogIndex.Kind.UNKNOWN, scopePath)));
             }
             try {
                 protocol.saw(ScopeProtocol.results(zk.multi(ops)));
@@ -484,8 +487,16 @@ final class ExecutorWrites {
             } catch (KeeperException e) {
                 int failed = ScopeProtocol.failedOp(e);
                 if (failed >= protocolOps) {
-                    protocol.indexOpFailed(ops.get(failed), ScopeProtocol.failedCode(e));
-                    index = false; // the index misses this change; the walk repairs it
+                    Op op = ops.get(failed);
+                    protocol.indexOpFailed(op, ScopeProtocol.failedCode(e));
+                    // That op misses its change (the walk repairs it); sent again without it, the other still lands,
+                    // unless the index itself is gone.
+                    if (op.getType() == ZooDefs.OpCode.delete) {
+                        leaveArmed = false;
+                    } else {
+                        enterUnknown = false;
+                    }
+                    enterUnknown &= protocol.indexed();
                     continue;
                 }
                 if (bindTo != null && failed == 0) {

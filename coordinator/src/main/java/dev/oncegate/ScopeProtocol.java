@@ -159,25 +159,32 @@ final class ScopeProtocol {
 
     /**
      * {@code multi(ops…, index…)}: a protocol write with the backlog index's entry ops last. When one of
-     * those fails (its bucket is gone, an entry was forged beforehand or removed meanwhile), {@code
-     * multi(ops…)} alone is sent next: the index never fails or changes a protocol write, it only misses an
-     * entry ({@link BacklogIndex}). A failure of one of {@code ops} is thrown as before, results and all.
+     * those fails (its bucket is gone, an entry was forged beforehand or removed meanwhile), the multi is
+     * sent again without that op (without every create, when the index itself is gone), so the others
+     * still land: the index never fails or changes a protocol write, it only misses an entry
+     * ({@link BacklogIndex}). A failure of one of {@code ops} is thrown as before, results and all.
      */
     List<OpResult> multiWithIndex(List<Op> ops, List<Op> index) throws Exception {
-        if (index.isEmpty()) {
-            return zk.multi(ops);
-        }
-        List<Op> all = new ArrayList<>(ops);
-        all.addAll(index);
-        try {
-            return zk.multi(all);
-        } catch (KeeperException e) {
-            int failed = failedOp(e);
-            if (failed < ops.size()) {
-                throw e;
+        List<Op> pending = new ArrayList<>(index);
+        while (true) {
+            if (pending.isEmpty()) {
+                return zk.multi(ops);
             }
-            indexOpFailed(all.get(failed), failedCode(e));
-            return zk.multi(ops);
+            List<Op> all = new ArrayList<>(ops);
+            all.addAll(pending);
+            try {
+                return zk.multi(all);
+            } catch (KeeperException e) {
+                int failed = failedOp(e);
+                if (failed < ops.size()) {
+                    throw e;
+                }
+                indexOpFailed(all.get(failed), failedCode(e));
+                pending.remove(failed - ops.size());
+                if (!indexed) {
+                    pending.removeIf(op -> op.getType() == org.apache.zookeeper.ZooDefs.OpCode.create);
+                }
+            }
         }
     }
 

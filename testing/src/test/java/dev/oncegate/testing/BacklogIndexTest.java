@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.oncegate.Attempt;
+import dev.oncegate.Crossing;
 import dev.oncegate.EffectKey;
 import dev.oncegate.Gate;
 import dev.oncegate.OncegateAcl;
@@ -101,6 +102,30 @@ class BacklogIndexTest {
         // Then the entry is gone with it
         assertThat(exists(client, entry("unknown", key, 0))).isFalse();
         assertThat(backlog(operator(), null)).isEmpty();
+    }
+
+    /**
+     * The outcome's multi removes the armed entry and creates the unknown one: when the armed entry
+     * is already gone (removed by hand, or never made), only that op may be dropped, not the unknown
+     * entry with it, or the one key an operator must look at is missing from the backlog until a walk.
+     */
+    @Test
+    void unknownOutcome_whoseArmedEntryIsAlreadyGone_stillEntersTheUnknownEntry() throws Exception {
+        // Given an executor inside its action, and its armed entry removed meanwhile
+        CuratorFramework client = zk.newClient();
+        EffectKey key = zk.key();
+        try (CrossingInFlight a = CrossingInFlight.start(zk.newGate("task-a"), key, zk.provider().unconfirmed())) {
+            assertThat(a.awaitInAction(Timing.EVENTUALLY)).isTrue();
+            client.delete().forPath(entry("armed", key, 0));
+
+            // When its outcome is recorded send_status_unknown
+            assertThat(a.releaseAndAwait(Timing.EVENTUALLY)).isInstanceOfSatisfying(Crossing.Crossed.class,
+                    c -> assertThat(c.recorded()).isTrue());
+        }
+
+        // Then the key is in the unknown backlog, from the index alone
+        assertThat(exists(client, entry("unknown", key, 0))).isTrue();
+        assertThat(backlog(operator(), ScopeState.SEND_STATUS_UNKNOWN)).containsExactly(key.key());
     }
 
     @Test
