@@ -181,10 +181,14 @@ final class DefaultOperator implements Operator {
         Instant recordedAt = Instant.ofEpochMilli(decided == null ? stat.getMtime()
                 : decided == f.outcomeStat() ? decided.getMtime() : decided.getCtime());
         KeyHistory.OutcomeRecord executorOutcome = decidedBy instanceof Records.ExecutorOutcome e ? e.outcome() : null;
+        // armed/outcome is created empty with the armed record and written once (version 1); an outcome before
+        // schema 4 was created with its content (version 0).
+        int outcomeWrites = f.outcome() != null ? f.outcomeStat().getVersion()
+                : f.legacyOutcome() != null ? f.legacyOutcomeStat().getVersion() + 1 : 0;
         KeyHistory.Scope story = new KeyHistory.Scope(n, scopePath, decoded.view() == null ? null : decoded.view().state(),
                 stat.getVersion(), stat.getMzxid(), scope == null ? null : scope.opened(), scope == null ? null : scope.at(),
                 scope == null ? null : scope.lease(), f.armed() == null ? null : f.armed().armed(), executorOutcome,
-                f.reconciliation(), f.armed() == null ? 0 : f.armedStat().getCzxid(), recordedAt);
+                f.reconciliation(), f.armed() == null ? 0 : f.armedStat().getCzxid(), recordedAt, outcomeWrites);
         return new ScopeStory(story, decoded.view());
     }
 
@@ -258,7 +262,7 @@ final class DefaultOperator implements Operator {
             }
             KeyHistory.Scope s = story.scope();
             out.add(broken ? new KeyHistory.Scope(s.scope(), s.path(), null, s.version(), s.mzxid(), s.opened(), s.openedAt(),
-                    s.lease(), s.armed(), s.outcome(), s.reconciliation(), s.armedZxid(), s.recordedAt()) : s);
+                    s.lease(), s.armed(), s.outcome(), s.reconciliation(), s.armedZxid(), s.recordedAt(), s.outcomeWrites()) : s);
         }
         return out;
     }

@@ -88,10 +88,16 @@ public record KeyHistory(String key, String path, boolean exists, KeyRecord reco
      *                       server's clock (the reconciliation's, outcome's or armed record's
      *                       znode, else the scope znode's last write): what retention dates a key by,
      *                       never the time a writer put into a record
+     * @param outcomeWrites  how many times the scope's outcome was written: 0 for none, 1 for its one
+     *                       write (the executor's, or a reconciliation's marker); more means it was
+     *                       rewritten afterwards (an admin restoring it from a backup, or a holder of
+     *                       the worker credential), so its outcome, detail and executor are not that
+     *                       write's word: establish what happened at the destination before authorizing
+     *                       a redelivery (a rewritten {@code not_sent} is unreadable: {@code state} null)
      */
     public record Scope(int scope, String path, ScopeState state, int version, long mzxid, String opened,
                         Instant openedAt, Lease lease, Armed armed, OutcomeRecord outcome, Reconciliation reconciliation,
-                        long armedZxid, Instant recordedAt) {
+                        long armedZxid, Instant recordedAt, int outcomeWrites) {
     }
 
     /**

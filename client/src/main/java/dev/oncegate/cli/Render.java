@@ -107,6 +107,7 @@ final class Render {
         m.put("lease", lease(s.lease()));
         m.put("armed", armed(s.armed()));
         m.put("outcome", outcome(s.outcome()));
+        m.put("outcome_writes", s.outcomeWrites());
         m.put("reconciliation", reconciliation(s.reconciliation()));
         m.put("armed_zxid", s.armedZxid() == 0 ? null : s.armedZxid());
         m.put("recorded_at", Json.instant(s.recordedAt()));

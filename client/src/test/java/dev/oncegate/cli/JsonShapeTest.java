@@ -31,7 +31,7 @@ class JsonShapeTest {
                 List.of(new KeyHistory.Scope(0, "/oncegate/keys/k/0", ScopeState.SENT_VERIFIED, 2, 42L, "initial", at,
                         new KeyHistory.Lease(actor, "/oncegate/keys/k/0/latch/n", at, new KeyHistory.Takeover("lapsed", null)),
                         new KeyHistory.Armed(actor, token, List.of("picker"), at),
-                        new KeyHistory.OutcomeRecord(Outcome.SENT_VERIFIED, "exit 0", actor, token, at), null, 43L, at)),
+                        new KeyHistory.OutcomeRecord(Outcome.SENT_VERIFIED, "exit 0", actor, token, at), null, 43L, at, 1)),
                 List.of(new KeyHistory.Authorization("after-0", "/oncegate/keys/k/authorizations/after-0", 0,
                         KeyHistory.AuthorizationStatus.UNUSED, "ops", "resend", at, null, -1)),
                 List.of(new KeyHistory.Unreadable("/oncegate/keys/k/1", new byte[] {(byte) 0xff, 'x'}, "not UTF-8", "fix it")),
@@ -50,7 +50,8 @@ class JsonShapeTest {
         assertThat(json.get("authorize_command").asText()).startsWith("create /oncegate/keys/k/authorizations/after-0 ");
         JsonNode scope = json.get("scopes").get(0);
         assertThat(scope.fieldNames()).toIterable().containsExactly("scope", "path", "state", "version", "mzxid", "opened",
-                "opened_at", "lease", "armed", "outcome", "reconciliation", "armed_zxid", "recorded_at");
+                "opened_at", "lease", "armed", "outcome", "outcome_writes", "reconciliation", "armed_zxid", "recorded_at");
+        assertThat(scope.get("outcome_writes").asInt()).isEqualTo(1);
         assertThat(scope.get("armed_zxid").asLong()).isEqualTo(43L);
         assertThat(scope.get("mzxid").asLong()).isEqualTo(42L);
         assertThat(scope.get("armed").get("zxid").asLong()).as("zxids are decimal everywhere").isEqualTo(42L);

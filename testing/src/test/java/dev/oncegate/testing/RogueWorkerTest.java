@@ -76,6 +76,31 @@ class RogueWorkerTest {
         }
     }
 
+    /**
+     * The worker credential may write an outcome znode (the executor's one write needs it), so it can
+     * rewrite a verified or unknown outcome: contenders stop either way, but an operator deciding on a
+     * redelivery must be able to tell the outcome is no longer its executor's word.
+     */
+    @Test
+    void outcomeRewrittenWithTheWorkerCredential_inspectCountsItsWrites() throws Exception {
+        RoleNamespace ns = RoleNamespace.create(zk);
+        EffectKey rewritten = zk.newKey();
+        EffectKey untouched = zk.newKey();
+        for (EffectKey key : List.of(rewritten, untouched)) {
+            try (Attempt a = ns.gate("task-a").enter(key)) {
+                a.cross(ctx -> ActionResult.verified("msg-1"));
+            }
+        }
+        String outcome = rewritten.path(ns.namespace()) + "/0/armed/outcome";
+        org.apache.curator.framework.CuratorFramework worker = ns.client(RoleNamespace.WORKER);
+        worker.setData().forPath(outcome, worker.getData().forPath(outcome));
+
+        KeyHistory.Scope scope = ns.operator().inspect(rewritten.key()).scopes().get(0);
+        assertThat(scope.outcomeWrites()).isEqualTo(2);
+        assertThat(scope.state()).as("still a stop for contenders").isEqualTo(ScopeState.SENT_VERIFIED);
+        assertThat(ns.operator().inspect(untouched.key()).scopes().get(0).outcomeWrites()).isEqualTo(1);
+    }
+
     @Test
     void rogueWithTheWorkerCredential_makesHonestContendersStopAtWorst_neverDeliverAgain() throws Exception {
         long seed = seed();
