@@ -151,7 +151,8 @@ final class Sidecar implements AutoCloseable {
         this.bearer = bearerToken.getBytes(StandardCharsets.UTF_8);
         this.gates = new SidecarGates(task -> {
             try {
-                return zk.gate(b -> {
+                // Made at a task's first enter, however late: the whole connect timeout, not what is left of it.
+                return zk.gate(zk.connectTimeout(), b -> {
                     b.meterRegistry(registry);
                     String t = task != null ? task : settings.taskId();
                     if (t != null) {

@@ -190,6 +190,15 @@ final class ZooKeeperConnection implements AutoCloseable {
         return settings.credentials();
     }
 
+    /**
+     * The whole --connect-timeout, for a long-lived command's gates made at any time (the sidecar's
+     * per task): {@link #gate} gives a gate what is left of it, which for a short command is right
+     * (the command gives up within it) and for a gate made later is nothing.
+     */
+    Duration connectTimeout() {
+        return settings.connectTimeout();
+    }
+
     /** The namespace this connection works in. */
     String namespace() {
         return namespace;
@@ -211,8 +220,13 @@ final class ZooKeeperConnection implements AutoCloseable {
      * whatever {@code configure} adds. The caller closes it (before this connection).
      */
     Gate gate(Consumer<Gate.Builder> configure) throws InterruptedException {
+        return gate(remaining(), configure);
+    }
+
+    /** {@link #gate(Consumer)} with a connect timeout of the caller's: see {@link #connectTimeout()}. */
+    Gate gate(Duration connectTimeout, Consumer<Gate.Builder> configure) throws InterruptedException {
         learnRoles();
-        Gate.Builder builder = Gate.builder(client).namespace(namespace).connectTimeout(remaining())
+        Gate.Builder builder = Gate.builder(client).namespace(namespace).connectTimeout(connectTimeout)
                 .zxidMarks(marks());
         if (settings.host() != null) {
             builder.host(settings.host());

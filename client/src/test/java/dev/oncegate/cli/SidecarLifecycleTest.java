@@ -3,6 +3,7 @@ package dev.oncegate.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,7 +11,10 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import dev.oncegate.ZxidMarks;
 import dev.oncegate.testing.Timing;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -151,6 +155,41 @@ class SidecarLifecycleTest extends SidecarFixture {
         Answer cross = post("/v1/cross", handle(a));
         assertThat(cross.status()).isEqualTo(409);
         assertThat(znode("/0/armed")).isNull();
+    }
+
+    /**
+     * A task's gate is made at its first enter, however long after the sidecar started: it must wait
+     * the whole --connect-timeout for ZooKeeper, not what was left of it at start (nothing, by then),
+     * or every momentary disconnect fails that task's agents closed at once.
+     */
+    @Test
+    void gateOfATaskFirstSeenLate_waitsTheWholeConnectTimeoutForZooKeeper() throws Exception {
+        // Given: a sidecar whose connect timeout (2 s) ran out long before a new task's first enter
+        sidecar.close();
+        connection.close();
+        Duration connectTimeout = Duration.ofSeconds(2);
+        connection = ZooKeeperConnection.open(ZooKeeperConnection.Settings.plain(zk.connectString(), connectTimeout),
+                NAMESPACE, ZxidMarks.inMemory(), Timing.SESSION);
+        sidecar = new Sidecar(connection, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), settings(), bearer);
+        sidecar.start(new InetSocketAddress("127.0.0.1", 0), null);
+        await().pollDelay(connectTimeout.plusMillis(500)).atMost(Timing.EVENTUALLY).until(() -> true);
+
+        // When: ZooKeeper is down as that task enters
+        zk.stop();
+        Answer late;
+        long took;
+        try {
+            long t0 = System.nanoTime();
+            late = enter("task-first-seen-late");
+            took = (System.nanoTime() - t0) / 1_000_000;
+        } finally {
+            zk.restart();
+        }
+
+        // Then: it failed closed after waiting the connect timeout, not at once
+        assertThat(late.body().get("decision").asText()).as(late.toString()).isEqualTo("stop_unavailable");
+        assertThat(late.body().get("evidence").get("detail").asText()).contains("within " + connectTimeout.toMillis() + " ms");
+        assertThat(took).isGreaterThanOrEqualTo(connectTimeout.toMillis());
     }
 
     @Test
