@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -220,6 +221,47 @@ class DistributionIT extends CliFixture {
             assertThat(files.map(f -> f.getFileName().toString()))
                     .as("no file of a removed archive is left").noneMatch(name -> name.startsWith("oncegate-0.0.9-"))
                     .filteredOn(name -> name.endsWith(".home")).hasSize(2);
+        }
+    }
+
+    /**
+     * What else the prune after a make must get right: the failure mark of an installation that is
+     * still there stays (else its make is tried again after every make elsewhere), and the partial
+     * archive of a maker that was killed mid-dump goes, once old (one of a live maker stays).
+     */
+    @Test
+    void makingAnArchive_keepsTheFailureMarkOfAnInstallationStillThere_andRemovesAKilledMakersPartialArchive()
+            throws Exception {
+        Path ownCache = dir.resolve("cache");
+        // An archive this java cannot map under the user's options (made with compressed oops, mapped without)
+        Path failing = copyOfTheInstallation("failing");
+        Cli.Result failed = launcher(failing, Map.of("XDG_CACHE_HOME", ownCache.toString(),
+                "ONCEGATE_JAVA_OPTS", "-XX:-UseCompressedOops")).run("--version");
+        assertThat(failed.exit()).as(failed.toString()).isZero();
+        List<Path> marks = filesEndingIn(ownCache, ".jsa.failed");
+        assertThat(marks).hasSize(1);
+        Process dead = new ProcessBuilder("true").start();
+        dead.waitFor();
+        FileTime old = FileTime.from(Instant.now().minus(Duration.ofMinutes(11)));
+        Path killed = Files.writeString(ownCache.resolve("oncegate/oncegate-0.1.0-1.jsa." + dead.pid() + ".tmp"), "half");
+        Path live = Files.writeString(ownCache.resolve("oncegate/oncegate-0.1.0-2.jsa." + ProcessHandle.current().pid()
+                + ".tmp"), "being written");
+        Files.setLastModifiedTime(killed, old);
+        Files.setLastModifiedTime(live, old);
+
+        Cli.Result newcomer = launcher(copyOfTheInstallation("new"), Map.of("XDG_CACHE_HOME", ownCache.toString()))
+                .run("--version");
+
+        assertThat(newcomer.exit()).as(newcomer.toString()).isZero();
+        assertThat(archives(ownCache)).hasSize(1);
+        assertThat(filesEndingIn(ownCache, ".jsa.failed")).isEqualTo(marks);
+        assertThat(killed).doesNotExist();
+        assertThat(live).exists();
+    }
+
+    private static List<Path> filesEndingIn(Path cache, String suffix) throws IOException {
+        try (var files = Files.list(cache.resolve("oncegate"))) {
+            return files.filter(f -> f.getFileName().toString().endsWith(suffix)).sorted().toList();
         }
     }
 
