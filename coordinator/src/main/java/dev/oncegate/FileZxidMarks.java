@@ -99,6 +99,13 @@ final class FileZxidMarks extends MemoryZxidMarks {
         return Optional.ofNullable(problem);
     }
 
+    /** What the file holds now (other processes of the host write it too), and what this process saw. */
+    @Override
+    public synchronized Set<String> lives(String namespace) {
+        reload();
+        return super.lives(namespace);
+    }
+
     @Override
     public void flush() {
         Map<Life, Long> mine = risen(marks);

@@ -221,7 +221,9 @@ public interface Gate extends AutoCloseable {
         /**
          * Whether the gate may write the namespace's genesis record when it has none. Default
          * false: an uninitialised namespace stops every contender with {@code unavailable}, since
-         * lost ZooKeeper data must never look like a fresh start.
+         * lost ZooKeeper data must never look like a fresh start. Even when true, a namespace that
+         * this gate's {@link #zxidMarks zxid marks} saw before ({@link ZxidMarks#lives}) is not
+         * initialised again: it stops contenders as if this were false.
          */
         public Builder initializeNamespace(boolean initialize) {
             once(this.initializeNamespace, "initializeNamespace");

@@ -1,7 +1,9 @@
 package dev.oncegate;
 
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 
 /** {@link ZxidMarks#inMemory()}: a concurrent map of maxima. Thread-safe. */
 class MemoryZxidMarks implements ZxidMarks {
@@ -20,6 +22,12 @@ class MemoryZxidMarks implements ZxidMarks {
     @Override
     public void observe(String namespace, String genesisId, long zxid) {
         marks.merge(new Life(namespace, genesisId), zxid, Math::max);
+    }
+
+    @Override
+    public Set<String> lives(String namespace) {
+        return marks.keySet().stream().filter(life -> life.namespace().equals(namespace)).map(Life::genesisId)
+                .collect(Collectors.toUnmodifiableSet());
     }
 
     @Override

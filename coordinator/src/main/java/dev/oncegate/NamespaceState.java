@@ -3,6 +3,8 @@ package dev.oncegate;
 import java.time.Clock;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -89,10 +91,19 @@ final class NamespaceState {
 
     /** {@link #checkGenesis()} on a genesis the caller read already (in the same round trip as the key). */
     Decision.StopUnavailable checkGenesis(Optional<Genesis> read) throws Exception {
+        String path = Layout.genesis(namespace);
         if (read.isEmpty() && initialize) {
+            Set<String> lives = marks.lives(namespace);
+            if (!lives.isEmpty()) {
+                return new Decision.StopUnavailable(StopReason.NAMESPACE_NOT_INITIALISED, Evidence.of(path, -1,
+                        "namespace " + namespace + " has no genesis record, but this host saw it before (genesis "
+                                + String.join(", ", new TreeSet<>(lives)) + ", in its zxid marks): its data was lost or"
+                                + " restored from an old snapshot, and even a gate allowed to initialise namespaces must"
+                                + " not take that for a fresh start; establish what happened, then run `oncegate init"
+                                + " --namespace " + namespace + "` deliberately"));
+            }
             read = Optional.of(protocol.operator().createGenesis(null).genesis());
         }
-        String path = Layout.genesis(namespace);
         if (read.isEmpty()) {
             return new Decision.StopUnavailable(StopReason.NAMESPACE_NOT_INITIALISED, Evidence.of(path, -1,
                     "namespace " + namespace + " has no genesis record: if this is a new namespace run `oncegate init"

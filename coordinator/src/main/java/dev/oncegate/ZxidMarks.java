@@ -54,6 +54,16 @@ public interface ZxidMarks {
         return Optional.empty();
     }
 
+    /**
+     * The lives (genesis ids) of {@code namespace} these marks hold: not empty when this host (or,
+     * in memory, this process) saw the namespace before. A gate allowed to initialise namespaces
+     * does not initialise one its marks saw: that one lost its data. The default, for marks that
+     * keep no lives, is none.
+     */
+    default Set<String> lives(String namespace) {
+        return Set.of();
+    }
+
     /** Marks kept in this process only: a gate's default. */
     static ZxidMarks inMemory() {
         return new MemoryZxidMarks();

@@ -2,13 +2,19 @@ package dev.oncegate.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
 import dev.oncegate.Attempt;
 import dev.oncegate.Crossing;
 import dev.oncegate.Decision;
+import dev.oncegate.EffectKey;
 import dev.oncegate.Gate;
 import dev.oncegate.StopReason;
+import dev.oncegate.ZxidMarks;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * SPEC §4.7 and §9 "unavailable history": lost ZooKeeper data never looks like a fresh start.
@@ -52,6 +58,49 @@ class NamespaceGenesisTest {
         }
         assertThat(w.client().checkExists().forPath(bare + "/genesis")).isNotNull();
         assertThat(zk.provider().deliveries()).isEqualTo(1);
+    }
+
+    /**
+     * Allowed to initialise is not allowed to forget: a namespace this host's zxid marks saw before
+     * and that is now empty lost its data (or was restored from an old snapshot). Initialising it
+     * would let every key be delivered again, so the gate stops as one not allowed would.
+     */
+    @Test
+    void namespaceThisHostSawBefore_emptiedSince_isNotInitialisedAgainByAGateAllowedTo(@TempDir Path state)
+            throws Exception {
+        // Given a namespace a gate allowed to initialise it initialised and delivered in, this host's marks in a file
+        String bare = Scenarios.freshNamespace();
+        Path marks = state.resolve("zxid-marks.json");
+        EffectKey key = zk.key();
+        Worker first = zk.track(Worker.start(zk.connectString(), bare, "task-a", Timing.SESSION,
+                b -> b.initializeNamespace(true).zxidMarks(ZxidMarks.file(marks, zk.connectString()))));
+        try (Attempt a = first.gate().enter(key)) {
+            a.cross(zk.provider().verified());
+        }
+        String genesisId = new String(first.client().getData().forPath(bare + "/genesis"), StandardCharsets.UTF_8);
+
+        // When the namespace is emptied, and a restarted worker of this host, allowed to initialise, enters the key
+        first.client().delete().deletingChildrenIfNeeded().forPath(bare);
+        Worker restarted = zk.track(Worker.start(zk.connectString(), bare, "task-b", Timing.SESSION,
+                b -> b.initializeNamespace(true).zxidMarks(ZxidMarks.file(marks, zk.connectString()))));
+        try (Attempt attempt = restarted.gate().enter(key)) {
+            // Then it stops unavailable, naming the life of the namespace it saw, and writes no genesis
+            assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.StopUnavailable.class, s -> {
+                assertThat(s.reason()).isEqualTo(StopReason.NAMESPACE_NOT_INITIALISED);
+                assertThat(s.evidence().detail()).contains("this host saw it before");
+            });
+        }
+        assertThat(genesisId).isNotEmpty();
+        assertThat(restarted.client().checkExists().forPath(bare + "/genesis")).isNull();
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+
+        // And a namespace this host never saw is still initialised by such a gate
+        String fresh = Scenarios.freshNamespace();
+        Worker elsewhere = zk.track(Worker.start(zk.connectString(), fresh, "task-c", Timing.SESSION,
+                b -> b.initializeNamespace(true).zxidMarks(ZxidMarks.file(marks, zk.connectString()))));
+        try (Attempt attempt = elsewhere.gate().enter(zk.newKey())) {
+            assertThat(attempt.decision().proceeds()).isTrue();
+        }
     }
 
     @Test
