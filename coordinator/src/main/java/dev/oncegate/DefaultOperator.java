@@ -879,12 +879,17 @@ final class DefaultOperator implements Operator {
         requireText("evidence", evidence, "must say what the destination showed");
         return runInNamespace("reconcile key " + key, () -> {
             String keyPath = Layout.keyPath(ns.namespace, key);
+            // One attempt id for every round: a round whose multi was applied but whose reply was lost (Curator's
+            // retry then meets NodeExists) finds its own record in the next round, and says it created it.
+            Actor me = actor();
             for (int round = 0; round < RECONCILE_RETRIES; round++) {
                 KeyHistory h = read(key);
                 int n = consumedLatest(h, "reconcile");
                 KeyHistory.Scope latest = h.scopes().get(n);
                 if (latest.reconciliation() != null) {
-                    return new Reconciled(Layout.reconciliation(keyPath, n), n, false, latest.reconciliation());
+                    KeyHistory.Reconciliation found = latest.reconciliation();
+                    boolean ours = found.actor() != null && me.attempt().equals(found.actor().attempt());
+                    return new Reconciled(Layout.reconciliation(keyPath, n), n, ours, found);
                 }
                 if (latest.state() == ScopeState.SENT_VERIFIED) {
                     throw new IllegalArgumentException("key " + key + " scope " + n + " is sent_verified already: nothing"
@@ -895,7 +900,7 @@ final class DefaultOperator implements Operator {
                     continue; // it changed since: read again
                 }
                 KeyHistory.Reconciliation reconciliation = new KeyHistory.Reconciliation(Outcome.SENT_VERIFIED, by, evidence,
-                        actor(), ns.clock.instant());
+                        me, ns.clock.instant());
                 if (ns.protocol.operator().reconcile(view, reconciliation)) {
                     LOG.info("oncegate namespace {}: {} reconciled key {} scope {} as sent_verified: {}",
                             ns.namespace, by, key, n, evidence);

@@ -129,7 +129,9 @@ public interface Operator {
      * longer record anything, and one whose {@code not_sent} came first leaves the key open in the
      * next scope, which this call then refuses. And a reconciliation never lands on a scope that an
      * authorization has meanwhile followed with a new one (both move or check the scope's version).
-     * Reconciling a reconciled scope writes nothing.
+     * Reconciling a reconciled scope writes nothing and returns the existing reconciliation with
+     * {@code created == false}; a multi retried after a lost reply recognises its own record
+     * (its attempt id) and returns {@code created == true}.
      *
      * @throws IllegalArgumentException when the key does not exist, or its latest scope is neither
      *                                  {@code send_status_unknown} nor armed without outcome

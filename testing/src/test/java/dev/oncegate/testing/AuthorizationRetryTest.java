@@ -1,12 +1,14 @@
 package dev.oncegate.testing;
 
-import dev.oncegate.KeyHistory;
-import dev.oncegate.Operator;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.oncegate.Attempt;
 import dev.oncegate.Decision;
+import dev.oncegate.EffectKey;
 import dev.oncegate.Gate;
+import dev.oncegate.KeyHistory;
+import dev.oncegate.Operator;
+import dev.oncegate.ScopeState;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -48,5 +50,27 @@ class AuthorizationRetryTest {
         }
         assertThat(proceeded).isEqualTo(1);
         assertThat(zk.provider().deliveries()).isEqualTo(2);
+    }
+
+    /** The same for a reconciliation: its multi's reply lost, the next round finds the operator's own record. */
+    @Test
+    void reconcileWhoseReplyIsLost_reportsItsOwnReconciliationAsCreated() throws Exception {
+        Gate ops = zk.newGate("ops");
+        EffectKey key = zk.newKey();
+        try (Attempt attempt = ops.enter(key)) {
+            attempt.cross(zk.provider().unconfirmed());
+        }
+        // Given the reply to the reconciliation's multi will be lost (it is applied)
+        int dropped = AmbiguousWriteCnxnFactory.dropped();
+        AmbiguousWriteCnxnFactory.dropNextMultiCreating("/authorizations/reconciled-0");
+
+        // When an operator reconciles once
+        Operator.Reconciled done = ops.operator().reconcile(key.key(), "alice", "message 42 is in the inbox");
+
+        // Then it says it created the reconciliation, which is its own, and the key reads sent_verified
+        assertThat(AmbiguousWriteCnxnFactory.dropped()).isEqualTo(dropped + 1);
+        assertThat(done.created()).isTrue();
+        assertThat(done.reconciliation().by()).isEqualTo("alice");
+        assertThat(ops.operator().inspect(key.key()).state()).isEqualTo(ScopeState.SENT_VERIFIED);
     }
 }
