@@ -220,13 +220,17 @@ final class ZooKeeperConnection implements AutoCloseable {
      * whatever {@code configure} adds. The caller closes it (before this connection).
      */
     Gate gate(Consumer<Gate.Builder> configure) throws InterruptedException {
-        return gate(remaining(), configure);
+        return gate(null, configure);
     }
 
-    /** {@link #gate(Consumer)} with a connect timeout of the caller's: see {@link #connectTimeout()}. */
+    /**
+     * {@link #gate(Consumer)} with a connect timeout of the caller's ({@link #connectTimeout()}), or
+     * null for what is left of it once the roles are learnt (learning them may wait for the connection).
+     */
     Gate gate(Duration connectTimeout, Consumer<Gate.Builder> configure) throws InterruptedException {
         learnRoles();
-        Gate.Builder builder = Gate.builder(client).namespace(namespace).connectTimeout(connectTimeout)
+        Gate.Builder builder = Gate.builder(client).namespace(namespace)
+                .connectTimeout(connectTimeout != null ? connectTimeout : remaining())
                 .zxidMarks(marks());
         if (settings.host() != null) {
             builder.host(settings.host());
