@@ -2,6 +2,7 @@ package dev.oncegate.cli;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.ref.Reference;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -57,7 +58,8 @@ final class SidecarCommand extends NamespaceCommand {
     @Option(names = "--token-file", paramLabel = "PATH",
             description = "Where to write the bearer token, mode 0600, at every start once listening (default:"
                     + " sidecar.token in the state directory; a sidecar that cannot listen leaves the file as it was)."
-                    + " Share its directory with the agents (a Kubernetes emptyDir volume).")
+                    + " One sidecar per token file: a running sidecar locks PATH.lock, and a second one given PATH"
+                    + " exits 2. Share its directory with the agents (a Kubernetes emptyDir volume).")
     Path tokenFile;
 
     @Option(names = "--task-id", paramLabel = "ID", defaultValue = "${env:" + RunCommand.TASK_ID_ENV + "}",
@@ -132,6 +134,7 @@ final class SidecarCommand extends NamespaceCommand {
         String bearer = SidecarToken.generate();
         ZooKeeperConnection zk = zookeeper.open(settings, sessionTimeout);
         Sidecar sidecar;
+        SidecarToken.Hold hold = null;
         try {
             zk.learnRoles();
             sidecar = new Sidecar(zk, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
@@ -143,11 +146,20 @@ final class SidecarCommand extends NamespaceCommand {
                 throw new IllegalArgumentException("--listen: cannot listen on " + listen + ": " + e.getMessage(), e);
             }
             // Only now that the port is ours: a sidecar that cannot listen (one runs there already, with this same
-            // token file) must leave the running one's token in place, or its agents all get 401.
+            // token file) must leave the running one's token in place, or its agents all get 401. One on another
+            // port with this token file is refused by the lock the running one holds, for the same reason.
             try {
+                hold = SidecarToken.hold(token);
                 SidecarToken.write(token, bearer);
             } catch (RuntimeException e) {
                 sidecar.close();
+                if (hold != null) {
+                    try {
+                        hold.close();
+                    } catch (IOException closing) {
+                        e.addSuppressed(closing);
+                    }
+                }
                 throw e;
             }
             sidecar.serve();
@@ -155,7 +167,11 @@ final class SidecarCommand extends NamespaceCommand {
             zk.close();
             throw e;
         }
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(sidecar, zk, shutdownGrace), "oncegate-sidecar-shutdown"));
+        SidecarToken.Hold held = hold;
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            stop(sidecar, zk, shutdownGrace); // halts the JVM: the lock on the token file goes with the process
+            Reference.reachabilityFence(held); // until then it is held: a collected channel would let it go
+        }, "oncegate-sidecar-shutdown"));
         Map<String, Object> out = Json.object();
         out.put("sidecar", "started");
         out.put("url", sidecar.url());

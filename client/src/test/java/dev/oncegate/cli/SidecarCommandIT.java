@@ -79,9 +79,7 @@ class SidecarCommandIT extends CliFixture {
     void secondSidecarOnTheSamePortAndTokenFile_exit2_andTheFirstKeepsItsToken() throws Exception {
         // Given: sidecar A listening, with its token file
         Path token = dir.resolve("sidecar.token");
-        Cli.Running a = cli.start("sidecar", "--connect", zk.connectString(), "--listen", "127.0.0.1:0",
-                "--token-file", token.toString());
-        await().atMost(Timing.APPEAR).until(() -> a.stdout().contains("\"started\""));
+        Cli.Running a = startSidecar(token);
         String url = Cli.JSON.readTree(a.stdout().strip()).get("url").asText();
         String written = Files.readString(token);
 
@@ -93,13 +91,53 @@ class SidecarCommandIT extends CliFixture {
         assertThat(b.exit()).as(b.toString()).isEqualTo(2);
         assertThat(b.stderr()).contains("--listen");
         assertThat(Files.readString(token)).isEqualTo(written);
+        assertThat(inspectWithTheTokenIn(token, url)).isEqualTo(200);
+        assertThat(a.process().isAlive()).isTrue();
+    }
+
+    @Test
+    void secondSidecarOnAnotherPortWithTheSameTokenFile_exit2_theFirstKeepsItsToken_untilItDies() throws Exception {
+        // Given: sidecar A listening, with its token file (the default one of a state directory, say, shared by
+        // two sidecars of two namespaces)
+        Path token = dir.resolve("sidecar.token");
+        Cli.Running a = startSidecar(token);
+        String url = Cli.JSON.readTree(a.stdout().strip()).get("url").asText();
+        String written = Files.readString(token);
+
+        // When: a second sidecar is started on another port with the same token file
+        Cli.Result b = cli.run("sidecar", "--connect", zk.connectString(), "--listen", "127.0.0.1:0",
+                "--token-file", token.toString());
+
+        // Then: it exits 2 naming --token-file and A's pid, the file still holds A's token, and A accepts it
+        assertThat(b.exit()).as(b.toString()).isEqualTo(2);
+        assertThat(b.stderr()).contains("--token-file", token.toString(), Long.toString(a.process().pid()));
+        assertThat(b.stdout()).doesNotContain("\"started\"");
+        assertThat(Files.readString(token)).isEqualTo(written);
+        assertThat(inspectWithTheTokenIn(token, url)).isEqualTo(200);
+
+        // And when A is killed (no shutdown hook runs), a sidecar with that token file starts and writes its own
+        a.process().destroyForcibly();
+        assertThat(a.process().waitFor(Timing.PROCESS.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        startSidecar(token);
+        assertThat(Files.readString(token)).isNotEqualTo(written);
+    }
+
+    /** A sidecar on a free loopback port with {@code token} as its token file, once it says it started. */
+    private Cli.Running startSidecar(Path token) {
+        Cli.Running sidecar = cli.start("sidecar", "--connect", zk.connectString(), "--listen", "127.0.0.1:0",
+                "--token-file", token.toString());
+        await().atMost(Timing.APPEAR).until(() -> sidecar.stdout().contains("\"started\""));
+        return sidecar;
+    }
+
+    /** The status of an inspect of this test's key at {@code url}, with the token {@code token} holds now. */
+    private int inspectWithTheTokenIn(Path token, String url) throws IOException, InterruptedException {
         HttpResponse<String> inspect = HttpClient.newHttpClient().send(HttpRequest
                 .newBuilder(URI.create(url + "/v1/inspect"))
                 .header("Authorization", "Bearer " + Files.readString(token).strip())
                 .POST(HttpRequest.BodyPublishers.ofString("{\"key\":\"" + key.key() + "\"}")).build(),
                 HttpResponse.BodyHandlers.ofString());
-        assertThat(inspect.statusCode()).as(inspect.body()).isEqualTo(200);
-        assertThat(a.process().isAlive()).isTrue();
+        return inspect.statusCode();
     }
 
     @Test
