@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.util.Objects;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.StandardConnectionStateErrorPolicy;
 
@@ -261,7 +260,7 @@ public interface Gate extends AutoCloseable {
             String task = taskId != null ? taskId : h + ":" + pid;
             return new DefaultGate(new CuratorOps(client, task),
                     namespace != null ? namespace : DEFAULT_NAMESPACE,
-                    registry != null ? registry : new CompositeMeterRegistry(),
+                    registry, // none given: no meters (nobody could read them)
                     clock != null ? clock : Clock.systemUTC(),
                     leaseTtl != null ? leaseTtl : Duration.ofSeconds(30),
                     connectTimeout != null ? connectTimeout : Duration.ofSeconds(15),

@@ -47,6 +47,10 @@ import org.apache.curator.framework.state.ConnectionState;
  * it. No static state: the registry is the only place gates meet, and slots are taken under its
  * monitor (only {@code GateMetrics} instances contend for it).
  *
+ * <p><b>No registry, no meters.</b> A gate built without a registry gets one with a null registry:
+ * nothing is registered or counted (nobody could read it), which spares a short-lived CLI such as
+ * {@code oncegate run} the registration of every series; the tag values are still checked.
+ *
  * <p>Thread-safe: meters are, the executor count is atomic, and the connection state is guarded
  * by {@code this} (the live connection check runs outside it).
  */
@@ -111,6 +115,7 @@ final class GateMetrics {
         return state.name().toLowerCase();
     }
 
+    /** Null when the gate was built without a registry: then nothing is registered or counted. */
     private final MeterRegistry registry;
     private final Tags tags;
     private final Map<String, Map<String, Counter>> decisions = new LinkedHashMap<>();
@@ -136,15 +141,21 @@ final class GateMetrics {
      * Registers every meter of a gate on {@code registry}, at zero, and this gate's gauges under
      * a free slot.
      *
-     * @param registry  the caller's registry (the gate never closes it)
+     * @param registry  the caller's registry (the gate never closes it), or null for no meters
      * @param namespace the gate's ZooKeeper namespace, the {@value #NAMESPACE_TAG} tag
      * @param connected whether the client is connected, read live by the connection gauge until
      *                  the first {@link #connectionState} event: a client that connects while the
      *                  gate is being built fires its CONNECTED event before the gate listens
      */
     GateMetrics(MeterRegistry registry, String namespace, BooleanSupplier connected) {
-        this.registry = Objects.requireNonNull(registry, "registry");
-        this.tags = Tags.of(NAMESPACE_TAG, Objects.requireNonNull(namespace, "namespace"));
+        this.registry = registry;
+        Objects.requireNonNull(namespace, "namespace");
+        this.connectedNow = Objects.requireNonNull(connected, "connected");
+        if (registry == null) {
+            this.tags = null;
+            return;
+        }
+        this.tags = Tags.of(NAMESPACE_TAG, namespace);
         decisionPairs().forEach((kind, reasons) -> {
             Map<String, Counter> byReason = new LinkedHashMap<>();
             for (String reason : reasons) {
@@ -172,7 +183,6 @@ final class GateMetrics {
                     .description("Leases taken over from another holder, by cause")
                     .tags(tags).tag("cause", cause).register(registry));
         }
-        this.connectedNow = Objects.requireNonNull(connected, "connected");
         registerGauges();
     }
 
@@ -236,6 +246,9 @@ final class GateMetrics {
             }
             closed = true;
         }
+        if (registry == null) {
+            return;
+        }
         synchronized (registry) {
             for (Meter gauge : gauges) {
                 registry.remove(gauge);
@@ -252,6 +265,9 @@ final class GateMetrics {
         String reason = decision instanceof Decision.Stop stop ? stop.reason().wireName() : NO_REASON;
         assert !(decision instanceof Decision.Stop stop) || kindOf(stop.reason()).equals(decision.kind())
                 : decision.kind() + " carries " + reason + ", which belongs to " + kindOf(((Decision.Stop) decision).reason());
+        if (registry == null) {
+            return;
+        }
         Counter counter = decisions.get(decision.kind()).get(reason);
         if (counter == null) { // a pair kindOf does not know: still bounded, so count it rather than lose it
             counter = decisionCounter(decision.kind(), reason);
@@ -263,6 +279,10 @@ final class GateMetrics {
     }
 
     void outcome(Outcome outcome, boolean recorded, Duration boundaryDuration) {
+        Objects.requireNonNull(outcome, "outcome");
+        if (registry == null) {
+            return;
+        }
         (recorded ? recordedOutcomes : unrecordedOutcomes).get(outcome).increment();
         if (boundaryDuration != null) {
             boundary.get(outcome).record(boundaryDuration);
@@ -275,7 +295,7 @@ final class GateMetrics {
      * @throws IllegalArgumentException for an operation not in {@link #FENCED_OPERATIONS}
      */
     void fenced(String operation) {
-        known(fenced, operation, "operation").increment();
+        count(fenced, FENCED_OPERATIONS, operation, "operation");
     }
 
     /**
@@ -284,16 +304,17 @@ final class GateMetrics {
      * @throws IllegalArgumentException for a cause not in {@link #TAKEOVER_CAUSES}
      */
     void takeover(String cause) {
-        known(takeovers, cause, "cause").increment();
+        count(takeovers, TAKEOVER_CAUSES, cause, "cause");
     }
 
-    private static Counter known(Map<String, Counter> counters, String value, String field) {
-        Counter counter = counters.get(value);
-        if (counter == null) {
-            throw new IllegalArgumentException(field + ": '" + value + "' is not one of " + counters.keySet()
+    private void count(Map<String, Counter> counters, List<String> known, String value, String field) {
+        if (!known.contains(value)) {
+            throw new IllegalArgumentException(field + ": '" + value + "' is not one of " + known
                     + "; add it to GateMetrics and to the README's metrics table");
         }
-        return counter;
+        if (registry != null) {
+            counters.get(value).increment();
+        }
     }
 
     void executorStarted() {

@@ -83,6 +83,30 @@ class GateMetricsRegistrationTest {
     }
 
     @Test
+    void withoutARegistry_eventsCountNowhere_butTagValuesAreStillChecked() {
+        // Given: the metrics of a gate built without a registry
+        GateMetrics metrics = new GateMetrics(null, "/ns", true);
+        Evidence evidence = Evidence.of("/ns/keys/ab/cd/k", 0, "test");
+
+        // When: every kind of event happens, and the gate closes twice
+        metrics.decision(new Decision.StopBusy(StopReason.FENCED, evidence), Duration.ofMillis(5));
+        metrics.outcome(Outcome.SENT_VERIFIED, true, Duration.ofMillis(20));
+        metrics.fenced("arm");
+        metrics.takeover("lapsed");
+        metrics.executorStarted();
+        metrics.connectionState(ConnectionState.LOST);
+        metrics.close();
+        metrics.close();
+
+        // Then: a tag value outside its closed list is refused all the same, and nothing reached any registry
+        assertThatThrownBy(() -> metrics.fenced("rename")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("operation: 'rename'");
+        assertThatThrownBy(() -> metrics.takeover("whim")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("cause: 'whim'");
+        assertThat(registry.getMeters()).isEmpty();
+    }
+
+    @Test
     void events_countUnderTheirTags() {
         GateMetrics metrics = new GateMetrics(registry, "/ns", true);
         Evidence evidence = Evidence.of("/ns/keys/ab/cd/k", 0, "test");
