@@ -215,7 +215,7 @@ final class FileZxidMarks extends MemoryZxidMarks {
                 Map<String, Object> entry = e.fields();
                 entry.put("zxid", top);
                 entry.put("seen_at", new ArrayList<>(at));
-                entry.put("updated", updated.toString());
+                entry.put("updated", Instants.format(updated));
                 entries.add(entry);
                 decoded.add(new Entry(entry, new ZxidMarks.Mark(life.namespace(), life.genesisId(), top, at, updated)));
             }
@@ -323,7 +323,7 @@ final class FileZxidMarks extends MemoryZxidMarks {
                 seen.add(address);
             }
             try {
-                return new Entry(raw, new ZxidMarks.Mark(ns, genesis, zxid, seen, Instant.parse(updated)));
+                return new Entry(raw, new ZxidMarks.Mark(ns, genesis, zxid, seen, Instants.parse(updated)));
             } catch (DateTimeParseException e) {
                 return new Entry(raw, null);
             }
@@ -386,7 +386,7 @@ final class FileZxidMarks extends MemoryZxidMarks {
             o.put("genesis", life.genesisId());
             o.put("zxid", zxid);
             o.put("seen_at", List.of(seenAt));
-            o.put("updated", now.toString());
+            o.put("updated", Instants.format(now));
             return o;
         }
     }

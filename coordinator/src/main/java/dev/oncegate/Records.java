@@ -188,7 +188,7 @@ final class Records {
     static byte[] genesis(Genesis g) {
         Map<String, Object> m = base(SCHEMA);
         m.put("id", g.id());
-        m.put("created", g.created().toString());
+        m.put("created", Instants.format(g.created()));
         if (g.roles() != null) {
             Map<String, Object> roles = new LinkedHashMap<>();
             roles.put("worker", g.roles().worker());
@@ -206,7 +206,7 @@ final class Records {
         m.put(n.identity().wire(), key.destination().identity().wireName());
         m.put(n.destination().wire(), key.destination().id());
         m.put(n.sha256().wire(), key.sha256());
-        m.put(n.created().wire(), created.toString());
+        m.put(n.created().wire(), Instants.format(created));
         return Json.encode(m);
     }
 
@@ -214,12 +214,12 @@ final class Records {
         Names n = V4;
         Map<String, Object> m = base(n.version());
         m.put(n.opened().wire(), s.opened());
-        m.put(n.at().wire(), s.at().toString());
+        m.put(n.at().wire(), Instants.format(s.at()));
         if (s.lease() != null) {
             KeyHistory.Lease l = s.lease();
             Map<String, Object> h = actor(l.holder(), n);
             h.put(n.node().wire(), l.electionNode().substring(l.electionNode().lastIndexOf('/') + 1));
-            h.put(n.expires().wire(), l.expires().toString());
+            h.put(n.expires().wire(), Instants.format(l.expires()));
             if (l.takeover() != null) {
                 Map<String, Object> over = new LinkedHashMap<>();
                 over.put(n.cause().wire(), l.takeover().cause());
@@ -289,7 +289,7 @@ final class Records {
         m.put(n.by().wire(), actor(by, n));
         m.put(n.token().wire(), token.version());
         m.put(n.zxid().wire(), token.zxid());
-        m.put(n.at().wire(), at.toString());
+        m.put(n.at().wire(), Instants.format(at));
         return Json.encode(m);
     }
 
@@ -299,7 +299,7 @@ final class Records {
         m.put("by", r.by());
         m.put("evidence", r.evidence());
         m.put("actor", actor(r.actor(), V2));
-        m.put("at", r.at().toString());
+        m.put("at", Instants.format(r.at()));
         return Json.encode(m);
     }
 
@@ -308,7 +308,7 @@ final class Records {
         m.put("by", a.by());
         m.put("reason", a.reason());
         m.put("actor", actor(a.actor(), V2));
-        m.put("at", a.at().toString());
+        m.put("at", Instants.format(a.at()));
         return Json.encode(m);
     }
 
@@ -589,7 +589,7 @@ final class Records {
 
     private static Instant instant(String path, Map<String, Object> m, F field) {
         try {
-            return Instant.parse(string(path, m, field));
+            return Instants.parse(string(path, m, field));
         } catch (DateTimeParseException e) {
             throw new UnreadableRecordException(path, "field " + field.quoted() + " is not an ISO-8601 instant");
         }
