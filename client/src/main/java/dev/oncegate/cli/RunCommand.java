@@ -15,6 +15,7 @@ import dev.oncegate.Attempt;
 import dev.oncegate.Crossing;
 import dev.oncegate.Decision;
 import dev.oncegate.EffectKey;
+import dev.oncegate.Evidence;
 import dev.oncegate.Gate;
 import dev.oncegate.StopReason;
 import picocli.CommandLine.Command;
@@ -277,11 +278,17 @@ final class RunCommand extends NamespaceCommand {
              Attempt attempt = enter(zk, gate, key, metrics)) {
             Decision decision = attempt.decision();
             if (decision instanceof Decision.Stop stop) {
+                Decision.Stop said = stop;
                 if (stop.reason() == StopReason.ZOOKEEPER_UNREACHABLE) {
+                    // The gate waited only what was left of --connect-timeout (nothing, by then): the result
+                    // line says what the command waited for, as stderr does.
                     System.err.println("oncegate run: " + zk.unreachable());
+                    Evidence e = stop.evidence();
+                    said = new Decision.StopUnavailable(stop.reason(),
+                            new Evidence(e.path(), e.scope(), e.task(), e.host(), e.at(), zk.unreachable()));
                 }
-                result = stopResult(key, stop);
-                code = ExitCode.of(stop);
+                result = stopResult(key, said);
+                code = ExitCode.of(said);
             } else {
                 shutdown.crossing();
                 try {

@@ -68,6 +68,8 @@ class ZooKeeperDownIT {
         assertThat(refused.stderr()).contains("--connect: 'garbage::::' is not a ZooKeeper connect string");
         assertThat(down.exit()).as(down.toString()).isEqualTo(ExitCode.STOP_UNAVAILABLE);
         assertThat(down.runJson().get("reason").asText()).isEqualTo("zookeeper_unreachable");
+        assertThat(down.runJson().get("evidence").get("detail").asText()).as("the result line says what stderr says")
+                .contains("could not be reached within 5s").doesNotContain("0 ms");
         assertThat(down.stderr().lines().filter(line -> !line.startsWith("{") && !line.startsWith("Picked up")))
                 .as(down.toString()).containsExactly("oncegate run: ZooKeeper at " + closedPort + " could not be reached"
                         + " within 5s (check --connect / ONCEGATE_CONNECT, and --zk-client-config for a TLS port, and"
