@@ -858,8 +858,9 @@ final class DefaultOperator implements Operator {
                     + ": nothing was ever attempted for it, so there is nothing to " + verb);
         }
         ScopeState state = h.state();
-        int n = h.scopes().size() - 1;
-        if (state == null) {
+        // The latest scope's own number: with a scope missing below it, the count of scopes read is not it.
+        int n = h.scopes().isEmpty() ? -1 : h.scopes().get(h.scopes().size() - 1).scope();
+        if (state == null || !h.readable()) { // fail closed: an operator's write on a story it cannot read in full
             throw new IllegalArgumentException("key " + h.key() + " cannot be read (" + h.unreadable().get(0).path() + ": "
                     + h.unreadable().get(0).problem() + "): repair it first (`oncegate inspect`)");
         }
@@ -872,6 +873,12 @@ final class DefaultOperator implements Operator {
 
     // ---- reconcile ------------------------------------------------------------------------------
 
+    private static IllegalArgumentException nextScopeOpened(String key, int read, int opened) {
+        return new IllegalArgumentException("key " + key + ": scope " + opened + " was opened while scope " + read
+                + " was being reconciled (an authorization was used): nothing was reconciled; see what scope " + opened
+                + " did (oncegate inspect) before reconciling again");
+    }
+
     @Override
     public Reconciled reconcile(String key, String by, String evidence) throws InterruptedException {
         EffectKey.requireKeyText(key);
@@ -882,6 +889,7 @@ final class DefaultOperator implements Operator {
             // One attempt id for every round: a round whose multi was applied but whose reply was lost (Curator's
             // retry then meets NodeExists) finds its own record in the next round, and says it created it.
             Actor me = actor();
+            int first = -1; // the scope the first round found latest: the one the person checked for
             for (int round = 0; round < RECONCILE_RETRIES; round++) {
                 KeyHistory h = read(key);
                 int n = consumedLatest(h, "reconcile");
@@ -895,9 +903,19 @@ final class DefaultOperator implements Operator {
                     throw new IllegalArgumentException("key " + key + " scope " + n + " is sent_verified already: nothing"
                             + " to reconcile");
                 }
+                if (first < 0) {
+                    first = n;
+                } else if (n != first) {
+                    throw nextScopeOpened(key, first, n);
+                }
                 ScopeView view = ns.protocol.reads().readScope(keyPath, n);
                 if (view.scope() != n || view.state() != ScopeState.ARMED && view.state() != ScopeState.SEND_STATUS_UNKNOWN) {
                     continue; // it changed since: read again
+                }
+                // The version just read is what the reconciliation's multi checks, and an authorization opening scope
+                // n+1 moves it: read after such an opening, it would pass. Scope n+1 exists from that opening on.
+                if (ns.zk.exists(Layout.scope(keyPath, n + 1), null) != null) {
+                    throw nextScopeOpened(key, n, n + 1);
                 }
                 KeyHistory.Reconciliation reconciliation = new KeyHistory.Reconciliation(Outcome.SENT_VERIFIED, by, evidence,
                         me, ns.clock.instant());
@@ -952,6 +970,13 @@ final class DefaultOperator implements Operator {
                     return true;
                 }
                 List<String> paths = subtree(h.path());
+                if (paths != null && scopeAbove(h.path(), latest.scope(), paths)) {
+                    // Opened after this read listed the key's scopes, and before it read the latest one's version
+                    // (the opening moved it): that version's check would pass, and remove a fresh delivery.
+                    counts[2]++;
+                    each.accept(new GcEntry(key, h.path(), state, since, false, "a newer scope opened while it was being read"));
+                    return true;
+                }
                 if (paths == null || !ns.protocol.operator().deleteKey(latest.path(), latest.version(), paths)) {
                     counts[2]++;
                     each.accept(new GcEntry(key, h.path(), state, since, false, paths == null
@@ -988,6 +1013,17 @@ final class DefaultOperator implements Operator {
     }
 
     /** Every znode of the key, children first, the key last; null when an election node is live under it. */
+    /** Whether {@code paths} (a key's subtree) holds a scope numbered above {@code n}. */
+    private static boolean scopeAbove(String keyPath, int n, List<String> paths) {
+        String prefix = keyPath + "/";
+        for (String p : paths) {
+            if (p.startsWith(prefix) && p.indexOf('/', prefix.length()) < 0 && Layout.scopeNumber(p.substring(prefix.length())) > n) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private List<String> subtree(String keyPath) throws Exception {
         List<String> out = new ArrayList<>();
         return collect(keyPath, out) ? out : null;
