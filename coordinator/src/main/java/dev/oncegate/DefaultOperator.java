@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
@@ -1078,6 +1079,9 @@ final class DefaultOperator implements Operator {
             long[] changed = {0};
             long[] stale = {0}; // persistent znodes changed in this pass
             List<String> examples = new ArrayList<>();
+            // Znodes this identity may not read or change (a stolen worker credential can create such a one): the walk
+            // goes on past them, so that one of them cannot keep the old identities on every other znode.
+            Set<String> locked = new TreeSet<>();
             int pass = 0;
             do {
                 if (++pass > ROLE_PASSES) {
@@ -1100,14 +1104,23 @@ final class DefaultOperator implements Operator {
                     }
 
                     @Override
-                    public void unreadable(String path) throws KeeperException {
-                        throw KeeperException.create(KeeperException.Code.NOAUTH, path);
+                    public void unreadable(String path) {
+                        locked.add(path);
                     }
                 });
             } while (stale[0] > 0);
             if (ns.protocol.operator().giveGenesisItsAcl(acls)) {
                 changed[0]++;
                 each.accept(genesisPath);
+            }
+            if (!locked.isEmpty()) {
+                List<String> named = locked.stream().limit(5).toList();
+                throw new OncegateException("could not apply the role ACLs to " + locked.size() + " znode(s) this identity"
+                        + " may not read or change: " + String.join(", ", named) + (locked.size() > named.size() ? ", …" : "")
+                        + " (created with an ACL of their own: a stolen worker credential can do that); every other znode"
+                        + " has its role ACL now. Have the ZooKeeper super user (the server's"
+                        + " zookeeper.DigestAuthenticationProvider.superDigest) look at them and delete them, then run"
+                        + " `oncegate acl` again and check with `oncegate doctor`");
             }
             LOG.info("oncegate namespace {}: roles epoch {} (worker {}, operator {}, admin {}): {} znodes given their role"
                             + " ACL in {} passes", ns.namespace, epoch, user(roles.worker()), user(roles.operator()),

@@ -220,6 +220,40 @@ class AclsFollowTheGenesisTest {
         assertThat(admin.getACL().forPath(ns + "/keys")).containsExactlyInAnyOrderElementsOf(roleAcl(ns + "/keys"));
     }
 
+    @Test
+    void aZnodeTheWorkerCredentialLockedTheAdminOutOf_doesNotStopItsRevocation_everywhereElse() throws Exception {
+        // Given access control on, a key delivered, and a key the worker credential (stolen) created with an ACL of
+        // its own alone, so that the admin can neither read nor change it
+        Operator operator = Operator.builder(admin).namespace(ns).build();
+        operator.applyRoles(ROLES, path -> { });
+        AtomicReference<Genesis.Roles> roles = new AtomicReference<>(ROLES);
+        EffectKey delivered = zk.newKey();
+        deliver(zk.track(Gate.builder(client(WORKER, roles)).namespace(ns).taskId("honest").build()), delivered);
+        CuratorFramework thief = client(WORKER, roles);
+        String locked = keyInBucketOf(delivered).path(ns);
+        thief.create().withACL(List.of(new ACL(Perms.ALL, new Id("digest", OncegateAcl.digest(WORKER))))).forPath(locked);
+        thief.create().forPath(locked + "/0");
+
+        // When the admin rotates the worker's password (`oncegate acl` with new roles)
+        String newWorker = "worker:w-n3w";
+        Genesis.Roles rotated = new Genesis.Roles(OncegateAcl.digest(newWorker), OncegateAcl.digest(OPERATOR),
+                OncegateAcl.digest(ADMIN));
+        Throwable thrown = catchThrowable(() -> operator.applyRoles(rotated, path -> { }));
+
+        // Then it fails (exit 13), naming the locked znode and the super user's remedy, and every other znode, the
+        // genesis and the delivered key among them, no longer lets the old worker password in
+        assertThat(thrown).isInstanceOf(OncegateException.class).hasMessageContaining(locked)
+                .hasMessageContaining("superDigest").hasMessageContaining("every other znode");
+        Id oldWorker = new Id("digest", OncegateAcl.digest(WORKER));
+        List<String> checked = new ArrayList<>(persistentZnodes(delivered.path(ns)));
+        checked.add(ns + "/genesis");
+        checked.add(ns + "/keys");
+        for (String path : checked) {
+            assertThat(admin.getACL().forPath(path)).as(path).noneMatch(acl -> acl.getId().equals(oldWorker));
+        }
+        assertThat(checked).hasSizeGreaterThanOrEqualTo(7);
+    }
+
     /** Every persistent znode of the namespace whose ACL is not its role ACL, with the ACL it has. */
     Map<String, List<ACL>> wrongAcls() throws Exception {
         Map<String, List<ACL>> wrong = new TreeMap<>();
