@@ -363,11 +363,7 @@ final class DefaultAttempt implements Attempt {
         public Decision openAuthorized(ContentionRules.OpenAuthorized open) throws Exception {
             String weakness = protocol.reads().authorizationsWeakness(keyPath);
             if (weakness != null) {
-                return new Decision.StopUnavailable(StopReason.UNREADABLE_RECORD, Evidence.of(
-                        Layout.authorizations(keyPath), n, "the redelivery authorization " + open.authorization().path()
-                                + " is under an authorizations znode where not only operators may create (" + weakness
-                                + "): it proves no operator's decision; an admin must repair the key's ACLs"
-                                + " (`oncegate acl`) and an operator authorize again"));
+                return weakAuthorizations(keyPath, n, open.authorization().path(), weakness);
             }
             ExecutorWrites.Opening opening = protocol.executor().openAuthorizedScope(keyPath, view, open.authorization());
             if (opening != ExecutorWrites.Opening.CHANGED) {
@@ -1111,5 +1107,16 @@ final class DefaultAttempt implements Attempt {
             throw new IllegalStateException(operation + ": this attempt is " + phase.name().toLowerCase()
                     + ", not " + required.name().toLowerCase() + " (decision: " + (decision == null ? "none" : decision.kind()) + ")");
         }
+    }
+
+    /**
+     * The stop of a contender (and what {@code inspect} says one would get) on an authorization
+     * under an {@code authorizations} znode where not only operators may create.
+     */
+    static Decision.StopUnavailable weakAuthorizations(String keyPath, int n, String authorizationPath, String weakness) {
+        return new Decision.StopUnavailable(StopReason.UNREADABLE_RECORD, Evidence.of(Layout.authorizations(keyPath), n,
+                "the redelivery authorization " + authorizationPath + " is under an authorizations znode where not only"
+                        + " operators may create (" + weakness + "): it proves no operator's decision; an admin must repair"
+                        + " the key's ACLs (`oncegate acl`) and an operator authorize again"));
     }
 }

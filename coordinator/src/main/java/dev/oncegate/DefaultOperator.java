@@ -338,11 +338,16 @@ final class DefaultOperator implements Operator {
                         Layout.authorization(Layout.keyOfScope(view.path()), view.scope()), view.scope()) : null,
                 ContentionRules.Election.NONE, ContentionRules.Observations.NONE.observe(view, false, now), null, now, now,
                 false, ANY_LEASE_TTL, false);
-        return ContentionRules.next(situation).performWith(new NextAttemptInWords(latest));
+        // As a contender does before it opens the next scope with the authorization (DefaultAttempt.openAuthorized).
+        String keyPath = Layout.keyOfScope(view.path());
+        String weakness = view.state().consumed() && after != null && after.presence() == AuthorizationView.Presence.PRESENT
+                ? ns.protocol.reads().authorizationsWeakness(keyPath) : null;
+        return ContentionRules.next(situation).performWith(new NextAttemptInWords(latest, keyPath, weakness));
     }
 
     /** The step a new attempt would take on {@code latest}, said in words for {@code oncegate inspect}. */
-    private record NextAttemptInWords(KeyHistory.Scope latest) implements ContentionRules.Performer<NextAttempt> {
+    private record NextAttemptInWords(KeyHistory.Scope latest, String keyPath, String weakness)
+            implements ContentionRules.Performer<NextAttempt> {
 
         @Override
         public NextAttempt stop(ContentionRules.Stop step) {
@@ -391,6 +396,11 @@ final class DefaultOperator implements Operator {
 
         @Override
         public NextAttempt openAuthorized(ContentionRules.OpenAuthorized step) {
+            if (weakness != null) {
+                Decision.StopUnavailable stop = DefaultAttempt.weakAuthorizations(keyPath, latest.scope(),
+                        step.authorization().path(), weakness);
+                return new NextAttempt("A new attempt would stop unavailable: " + stop.evidence().detail() + ".", stop);
+            }
             Records.Authorization a = step.authorization().record();
             return NextAttempt.proceeds("Scope " + latest.scope() + " is " + latest.state().wireName() + ", but "
                     + a.by() + " authorized a redelivery (" + a.reason() + "): a new attempt would open scope "

@@ -229,7 +229,11 @@ class WorkerCredentialTest {
         rogue.create().forPath(keyPath + "/authorizations/after-0",
                 "{\"by\":\"alice\",\"reason\":\"resend\"}".getBytes());
 
-        // Then the next worker stops instead of opening scope 1
+        // Then inspect says a new attempt would stop, and the next worker does stop instead of opening scope 1
+        KeyHistory before = inspect();
+        assertThat(before.nextStop()).as(before.nextAttempt()).isNotNull();
+        assertThat(before.nextStop().reason()).isEqualTo(StopReason.UNREADABLE_RECORD);
+        assertThat(before.nextAttempt()).contains("not only operators may create");
         Decision next = decisionOf("task-b");
         assertThat(next).isInstanceOfSatisfying(Decision.StopUnavailable.class, s -> {
             assertThat(s.reason()).isEqualTo(StopReason.UNREADABLE_RECORD);
