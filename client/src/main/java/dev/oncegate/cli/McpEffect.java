@@ -162,6 +162,10 @@ final class McpEffect {
     CrossAnswer cross() throws InterruptedException {
         synchronized (this) {
             requirePhase(Phase.PROCEEDING, "cross_effect");
+            if (armed.isDone() || crossed.isDone()) { // never a second crossing of one effect, whatever the phase says
+                throw new IllegalStateException("cross_effect: this effect was crossed already; report its outcome"
+                        + " with record_outcome");
+            }
             phase = Phase.CROSSING;
             running = null;
             owner.execute(() -> {
@@ -264,7 +268,7 @@ final class McpEffect {
     /** The boundary action: hands the armed context to cross_effect's caller, then waits for the report. */
     private ActionResult deliver(BoundaryAction.Context context) throws Exception {
         synchronized (this) {
-            if (phase == Phase.CROSSING) {
+            if (phase == Phase.CROSSING || phase == Phase.PROCEEDING) {
                 phase = Phase.ARMED;
             }
         }
@@ -279,7 +283,9 @@ final class McpEffect {
 
     private synchronized void onDecision(Decision d, Phase ifProceeding) {
         decision = d;
-        if (phase == Phase.ENDED) {
+        if (phase != Phase.ENTERING && phase != Phase.PROCEEDING) {
+            // Ended, or a cross was asked for while this call ran (a checkpoint): the crossing decides from here
+            // (its arming is refused if the lease was lost meanwhile), and the attempt is its until it ends.
             return;
         }
         phase = d.proceeds() ? ifProceeding : Phase.STOPPED;

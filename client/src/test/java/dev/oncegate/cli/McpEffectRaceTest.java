@@ -1,0 +1,69 @@
+package dev.oncegate.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import dev.oncegate.Crossing;
+import dev.oncegate.EffectKey;
+import dev.oncegate.Gate;
+import dev.oncegate.Outcome;
+import dev.oncegate.testing.Timing;
+import dev.oncegate.testing.ZooKeeperExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * An MCP agent's tool calls may run in parallel (a model's parallel tool calls, a client that
+ * gives up on a slow checkpoint and crosses): a checkpoint that finishes after a cross was asked
+ * for must not put the effect back to "proceeding", or a second {@code cross_effect} answers
+ * "proceed: submit now" again for the one armed scope, and the outcome can no longer be recorded.
+ * Each round races a checkpoint against a cross on a fresh key; the order varies, the answer may not.
+ */
+class McpEffectRaceTest {
+
+    @RegisterExtension
+    static final ZooKeeperExtension zk = ZooKeeperExtension.standalone();
+
+    static final int ROUNDS = 20;
+
+    @Test
+    void checkpointFinishingAfterTheCross_armsOnce_refusesASecondCross_andRecordsTheOutcome() throws Exception {
+        Gate gate = zk.newGate("mcp-agent");
+        for (int round = 0; round < ROUNDS; round++) {
+            // Given an effect the agent holds
+            EffectKey key = zk.newKey();
+            McpEffect effect = McpEffect.enter(gate, key, Duration.ZERO, () -> { });
+            assertThat(effect.awaitEntry().proceeds()).isTrue();
+
+            // When a checkpoint is under way (its caller waiting for it) and a cross is asked for meanwhile
+            CompletableFuture<Object> checkpoint = new CompletableFuture<>();
+            Thread caller = new Thread(() -> {
+                try {
+                    checkpoint.complete(effect.checkpoint("picker"));
+                } catch (Exception e) {
+                    checkpoint.complete(e);
+                }
+            }, "checkpoint-caller");
+            caller.start();
+            while (caller.getState() != Thread.State.WAITING && caller.getState() != Thread.State.TIMED_WAITING
+                    && !checkpoint.isDone()) {
+                Thread.onSpinWait();
+            }
+            McpEffect.CrossAnswer first = effect.cross();
+            checkpoint.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            caller.join();
+
+            // Then the scope is armed once, a second cross is refused, and the agent's report is recorded
+            assertThat(first.armed()).as("round %d", round).isNotNull();
+            assertThatThrownBy(effect::cross).as("round %d: a second cross_effect", round)
+                    .isInstanceOf(IllegalStateException.class);
+            Crossing.Crossed recorded = effect.record(Outcome.SENT_VERIFIED, "receipt " + round);
+            assertThat(recorded.outcome()).as("round %d", round).isEqualTo(Outcome.SENT_VERIFIED);
+            assertThat(recorded.recorded()).isTrue();
+        }
+    }
+}
