@@ -40,12 +40,17 @@ import json
 import os
 import re
 import threading
+import time
 import urllib.parse
 
 __all__ = ["Gate", "Effect", "Crossing", "Decision", "EffectKey", "effect_key", "OncegateError", "Stopped",
            "Unavailable", "SidecarError", "DEFAULT_URL"]
 
 DEFAULT_URL = "http://127.0.0.1:7460"
+# A kept-alive connection idle this long is not reused: the sidecar's HTTP server closes idle ones (after 30 s by
+# default), and a request written to a closed one fails without reaching it, which inside a crossing would turn a
+# delivery the agent verified into send_status_unknown. A new connection costs a loopback handshake.
+IDLE_RECONNECT_SECONDS = 10.0
 _PROVIDER = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _MAX_ID_BYTES = 1024
@@ -272,6 +277,9 @@ class Gate(object):
 
     def _connection(self, timeout):
         conn = getattr(self._local, "conn", None)
+        if conn is not None and time.monotonic() - getattr(self._local, "used", 0.0) > IDLE_RECONNECT_SECONDS:
+            conn.close()
+            conn = self._local.conn = None
         if conn is None:
             port = self._parts.port or (443 if self._parts.scheme == "https" else 80)
             if self._parts.scheme == "https":
@@ -295,6 +303,7 @@ class Gate(object):
                 conn.request(method, path, body=data, headers=headers)
                 response = conn.getresponse()
                 raw = response.read()
+                self._local.used = time.monotonic()
             except (OSError, http.client.HTTPException) as e:
                 conn.close()
                 self._local.conn = None

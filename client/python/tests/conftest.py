@@ -30,13 +30,13 @@ def _required(name):
 class Sidecar(object):
     """A running sidecar process: its URL, token file and environment for agents."""
 
-    def __init__(self, tmp, name, extra=()):
+    def __init__(self, tmp, name, extra=(), jvm=()):
         self.dir = os.path.join(str(tmp), name)
         os.makedirs(self.dir)
         self.token_file = os.path.join(self.dir, "sidecar.token")
         self.stderr = open(os.path.join(self.dir, "stderr.txt"), "w+")
         java = os.path.join(os.environ.get("JAVA_HOME", ""), "bin", "java") if os.environ.get("JAVA_HOME") else "java"
-        command = [java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar", _required("ONCEGATE_JAR"), "sidecar",
+        command = [java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"] + list(jvm) + ["-jar", _required("ONCEGATE_JAR"), "sidecar",
                    "--connect", _required("ONCEGATE_CONNECT"), "--listen", "127.0.0.1:0",
                    "--token-file", self.token_file, "--state-dir", os.path.join(self.dir, "state"),
                    "--session-timeout", "6s"] + list(extra)

@@ -1,5 +1,6 @@
 """The Python client against a real sidecar and a real ZooKeeper server: what the fleet's records say afterwards."""
 import json
+import time
 import signal
 
 import pytest
@@ -170,3 +171,25 @@ def test_crossAtEnter_leftWithoutItsCrossing_recordsUnknown(sidecar, effect):
     history = gate.inspect(oncegate.effect_key(destination=effect["destination"], content=content))
     assert history["state"] == "send_status_unknown"
     assert "RuntimeError" in json.dumps(history)
+
+
+def test_aCrossingLongerThanTheServersIdleTimeout_recordsItsVerifiedOutcome(tmp_path, effect, monkeypatch):
+    # Given: a sidecar that closes connections idle for 2 s (the JDK's default is 30 s), and a client that
+    # reconnects after 1 s of idleness
+    quick = Sidecar(tmp_path, "idle", jvm=["-Dsun.net.httpserver.idleInterval=2", "-Dsun.net.httpserver.clockTick=200"])
+    monkeypatch.setattr(oncegate, "IDLE_RECONNECT_SECONDS", 1.0, raising=False)
+    try:
+        # When: the agent crosses, and its delivery takes longer than that before it reports
+        with quick.gate().effect(destination=effect["destination"], content=effect["content"].encode(),
+                                 task="slow") as e:
+            assert e.decision.kind == "proceed"
+            with e.crossing() as c:
+                time.sleep(4)
+                c.sent_verified("msg-123")
+
+        # Then: the verified outcome is recorded, not turned into send_status_unknown by a stale connection
+        history = quick.gate().inspect(oncegate.effect_key(destination=effect["destination"],
+                                                           content=effect["content"].encode()))
+        assert history["state"] == "sent_verified"
+    finally:
+        quick.stop()
