@@ -41,7 +41,8 @@ import picocli.CommandLine.Option;
                 + " not reported with record_outcome is recorded send_status_unknown.",
                 "",
                 "Exit codes: 0 the session ended and everything it held was released or recorded as reported; 1 the"
-                        + " session ended before the agent reported a crossing's outcome (recorded send_status_unknown);"
+                        + " session ended before the agent reported a crossing's outcome (recorded send_status_unknown),"
+                        + " or a crossing's outcome could not be recorded (the key reads send_status_unknown);"
                         + " 2 usage error or bad input."})
 final class McpCommand extends NamespaceCommand {
 
@@ -196,10 +197,15 @@ final class McpCommand extends NamespaceCommand {
             }
             try {
                 int unreported = session.end(why, grace);
-                code = unreported > 0 ? ExitCode.SEND_STATUS_UNKNOWN : ExitCode.OK;
+                int unrecorded = session.unrecorded();
+                code = unreported > 0 || unrecorded > 0 ? ExitCode.SEND_STATUS_UNKNOWN : ExitCode.OK;
                 if (unreported > 0) {
                     System.err.println("oncegate mcp: " + why + " before the agent reported the outcome of " + unreported
                             + " crossing(s): recorded send_status_unknown (`oncegate inspect` shows them)");
+                }
+                if (unrecorded > 0) {
+                    System.err.println("oncegate mcp: the outcome of " + unrecorded + " crossing(s) could not be recorded:"
+                            + " each key reads send_status_unknown (`oncegate inspect` shows them)");
                 }
             } finally {
                 done.countDown();

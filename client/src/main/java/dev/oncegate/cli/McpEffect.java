@@ -260,6 +260,21 @@ final class McpEffect {
         return unreported;
     }
 
+    /**
+     * Whether this effect armed a crossing whose outcome is not (or may not be) recorded: the
+     * library's cross came back {@code recorded=false}, or failed after arming. Such a key reads
+     * {@code send_status_unknown}, whatever the agent reported.
+     */
+    boolean unrecorded() {
+        if (!armed.isDone() || !crossed.isDone()) {
+            return false;
+        }
+        if (crossed.isCompletedExceptionally()) {
+            return true;
+        }
+        return crossed.join() instanceof Crossing.Crossed c && !c.recorded();
+    }
+
     /** Waits up to {@code limit} for {@link #end}'s work (an outcome write, a release) to finish. */
     boolean awaitEnd(Duration limit) throws InterruptedException {
         return owner.awaitTermination(limit.toMillis(), TimeUnit.MILLISECONDS);

@@ -163,6 +163,21 @@ final class McpSession {
         return unreported;
     }
 
+    /** How many of this session's crossings armed and ended with their outcome not (or maybe not) recorded. */
+    int unrecorded() {
+        List<McpEffect> all;
+        synchronized (this) {
+            all = new ArrayList<>(effects.values());
+        }
+        int n = 0;
+        for (McpEffect effect : all) {
+            if (effect.unrecorded()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     private void requireOpen() {
         if (ended != null) {
             throw new IllegalStateException("the session is ending (" + ended + "): do not submit");

@@ -22,6 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * for must not put the effect back to "proceeding", or a second {@code cross_effect} answers
  * "proceed: submit now" again for the one armed scope, and the outcome can no longer be recorded.
  * Each round races a checkpoint against a cross on a fresh key; the order varies, the answer may not.
+ * And a crossing whose outcome could not be recorded is known as such, for the session's exit 1.
  */
 class McpEffectRaceTest {
 
@@ -65,5 +66,25 @@ class McpEffectRaceTest {
             assertThat(recorded.outcome()).as("round %d", round).isEqualTo(Outcome.SENT_VERIFIED);
             assertThat(recorded.recorded()).isTrue();
         }
+    }
+
+    @Test
+    void crossingWhoseOutcomeCannotBeRecorded_isCountedUnrecorded() throws Exception {
+        // Given an agent's armed crossing, and an operator who reconciled the key meanwhile: the reconciliation took
+        // the scope's one outcome write
+        Gate gate = zk.newGate("mcp-agent");
+        EffectKey key = zk.newKey();
+        McpEffect effect = McpEffect.enter(gate, key, Duration.ZERO, () -> { });
+        assertThat(effect.awaitEntry().proceeds()).isTrue();
+        assertThat(effect.cross().armed()).isNotNull();
+        assertThat(effect.unrecorded()).as("armed, not yet reported").isFalse();
+        gate.operator().reconcile(key.key(), "alice", "message 42 is in the inbox");
+
+        // When the agent reports its delivery
+        Crossing.Crossed crossed = effect.record(Outcome.SENT_VERIFIED, "receipt");
+
+        // Then it was not recorded, and the effect says so (the session then exits 1, not 0)
+        assertThat(crossed.recorded()).isFalse();
+        assertThat(effect.unrecorded()).isTrue();
     }
 }
