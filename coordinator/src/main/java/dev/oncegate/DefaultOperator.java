@@ -1023,7 +1023,6 @@ final class DefaultOperator implements Operator {
                 + " key, then remove it by hand if it is to go";
     }
 
-    /** Every znode of the key, children first, the key last; null when an election node is live under it. */
     /** Whether {@code paths} (a key's subtree) holds a scope numbered above {@code n}. */
     private static boolean scopeAbove(String keyPath, int n, List<String> paths) {
         String prefix = keyPath + "/";
@@ -1035,6 +1034,7 @@ final class DefaultOperator implements Operator {
         return false;
     }
 
+    /** Every znode of the key, children first, the key last; null when an election node is live under it. */
     private List<String> subtree(String keyPath) throws Exception {
         List<String> out = new ArrayList<>();
         return collect(keyPath, out) ? out : null;
