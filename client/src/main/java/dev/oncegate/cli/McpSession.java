@@ -42,12 +42,14 @@ final class McpSession {
     }
 
     /**
-     * {@code check_effect}: the decision for {@code key}. An effect this session is entering or
-     * holding answers with its own decision (a retried call never enters twice); a stopped or
+     * {@code check_effect}: the decision for {@code key}. An effect this session is entering
+     * answers with its own decision (a retried call never enters twice), one it holds after
+     * revalidating its lease as a checkpoint does (its stop, if the lease was lost); a stopped or
      * finished one is entered again.
      */
     McpEffect check(EffectKey key, Duration wait) throws InterruptedException {
         McpEffect effect;
+        boolean held;
         synchronized (this) {
             requireOpen();
             effect = effects.get(key.key());
@@ -59,6 +61,7 @@ final class McpSession {
                 case ENTERING, PROCEEDING -> true;
                 case CROSSING, ARMED, STOPPED, CROSSED, ENDED -> false;
             };
+            held = reusable && effect.phase() == McpEffect.Phase.PROCEEDING;
             if (!reusable) {
                 if (effects.size() >= MAX_EFFECTS) {
                     evictFinished();
@@ -72,6 +75,11 @@ final class McpSession {
             }
         }
         effect.awaitEntry();
+        if (held) {
+            // Held since an earlier call: its lease may have lapsed and a sibling delivered meanwhile (SPEC 4.5: a
+            // resumed task checks again). Revalidated as a checkpoint is; a stop is then the answer.
+            effect.checkpoint("check_effect");
+        }
         return effect;
     }
 

@@ -22,7 +22,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * for must not put the effect back to "proceeding", or a second {@code cross_effect} answers
  * "proceed: submit now" again for the one armed scope, and the outcome can no longer be recorded.
  * Each round races a checkpoint against a cross on a fresh key; the order varies, the answer may not.
- * And a crossing whose outcome could not be recorded is known as such, for the session's exit 1.
+ * And a crossing whose outcome could not be recorded is known as such, for the session's exit 1;
+ * and a held effect checked again is checked against the records, not answered from memory.
  */
 class McpEffectRaceTest {
 
@@ -86,5 +87,29 @@ class McpEffectRaceTest {
         // Then it was not recorded, and the effect says so (the session then exits 1, not 0)
         assertThat(crossed.recorded()).isFalse();
         assertThat(effect.unrecorded()).isTrue();
+    }
+
+    @Test
+    void heldEffectCheckedAgainAfterASiblingDeliveredIt_answersTheStop_notTheOldProceed() throws Exception {
+        // Given a session holding an effect on a short lease, which lapses while the agent thinks
+        Duration ttl = Timing.SHORT_LEASE;
+        Gate mine = zk.newGate("mcp-agent", b -> b.leaseTtl(ttl));
+        EffectKey key = zk.newKey();
+        McpSession session = new McpSession(mine, () -> { });
+        assertThat(session.check(key, Duration.ZERO).decision().proceeds()).isTrue();
+        // and a sibling that waited takes the lapsed lease over and delivers
+        try (dev.oncegate.Attempt sibling = zk.newGate("sibling").enter(key, Timing.WAIT)) {
+            assertThat(sibling.decision().proceeds()).as("%s", sibling.decision()).isTrue();
+            assertThat(sibling.cross(zk.provider().verified())).isInstanceOf(Crossing.Crossed.class);
+        }
+
+        // When the agent checks the effect again
+        McpEffect again = session.check(key, Duration.ZERO);
+
+        // Then it is told to stop (the key was delivered), not "proceed" from what it was told before
+        assertThat(again.decision().proceeds()).as("%s", again.decision()).isFalse();
+        assertThat(again.decision().kind()).isEqualTo("stop_sent");
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        session.end("the test ended", Timing.WAIT);
     }
 }
