@@ -176,8 +176,8 @@ def test_crossAtEnter_leftWithoutItsCrossing_recordsUnknown(sidecar, effect):
 def test_aCrossingLongerThanTheServersIdleTimeout_recordsItsVerifiedOutcome(tmp_path, effect, monkeypatch):
     # Given: a sidecar that closes connections idle for 2 s (the JDK's default is 30 s), and a client that
     # reconnects after 1 s of idleness
-    quick = Sidecar(tmp_path, "idle", jvm=["-Dsun.net.httpserver.idleInterval=2", "-Dsun.net.httpserver.clockTick=200"])
     monkeypatch.setattr(oncegate, "IDLE_RECONNECT_SECONDS", 1.0, raising=False)
+    quick = Sidecar(tmp_path, "idle", jvm=["-Dsun.net.httpserver.idleInterval=2", "-Dsun.net.httpserver.clockTick=200"])
     try:
         # When: the agent crosses, and its delivery takes longer than that before it reports
         with quick.gate().effect(destination=effect["destination"], content=effect["content"].encode(),
