@@ -47,7 +47,7 @@ import org.apache.curator.framework.state.ConnectionState;
  * it. No static state: the registry is the only place gates meet, and slots are taken under its
  * monitor (only {@code GateMetrics} instances contend for it).
  *
- * <p><b>No registry, no meters.</b> A gate built without a registry gets one with a null registry:
+ * <p><b>No registry, no meters.</b> A gate built without a registry gets its metrics with a null registry:
  * nothing is registered or counted (nobody could read it), which spares a short-lived CLI such as
  * {@code oncegate run} the registration of every series; the tag values are still checked.
  *
