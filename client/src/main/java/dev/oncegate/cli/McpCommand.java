@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -16,8 +17,14 @@ import dev.oncegate.Gate;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpSyncServer;
+import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
+import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.ServerCapabilities;
+import io.modelcontextprotocol.spec.McpServerSession;
+import io.modelcontextprotocol.spec.McpServerTransport;
+import io.modelcontextprotocol.spec.McpServerTransportProvider;
+import reactor.core.publisher.Mono;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -28,7 +35,9 @@ import picocli.CommandLine.Option;
  * <p>One process is one MCP session is one agent task: one ZooKeeper session, one {@link Gate}
  * with this task's id, and the effects the agent works on ({@link McpSession}). stdout carries
  * the protocol and nothing else (everything else, logging included, goes to stderr). The session
- * ends when the client closes stdin or sends SIGTERM/SIGINT: then every effect ends the
+ * ends when the client closes stdin or sends SIGTERM/SIGINT, or when the SDK stops reading stdin
+ * (a line that is not a JSON-RPC message, or one over its size limit: no later call would be
+ * answered, so the session ends at once and the process exits 2): then every effect ends the
  * protocol's way (a lease not yet crossed is released; a crossing whose outcome the agent never
  * reported is recorded {@code send_status_unknown}), within {@code --shutdown-grace}.
  */
@@ -37,13 +46,15 @@ import picocli.CommandLine.Option;
                 + " record_outcome, inspect_effect) for an LLM agent: one process is one agent task, started by the"
                 + " agent runtime from its MCP configuration.",
         footer = {"", "stdout carries the MCP protocol only; logs go to stderr. The session ends when the client closes"
-                + " stdin or on SIGTERM/SIGINT: an effect held but not crossed is released; a crossing whose outcome was"
-                + " not reported with record_outcome is recorded send_status_unknown.",
+                + " stdin, on SIGTERM/SIGINT, or when a line on stdin is not a JSON-RPC message (the SDK then stops"
+                + " reading, so the session ends at once): an effect held but not crossed is released; a crossing"
+                + " whose outcome was not reported with record_outcome is recorded send_status_unknown.",
                 "",
                 "Exit codes: 0 the session ended and everything it held was released or recorded as reported; 1 the"
                         + " session ended before the agent reported a crossing's outcome (recorded send_status_unknown),"
                         + " or a crossing's outcome could not be recorded (the key reads send_status_unknown);"
-                        + " 2 usage error or bad input."})
+                        + " 2 usage error or bad input (a line on stdin that is not a JSON-RPC message ended the"
+                        + " session)."})
 final class McpCommand extends NamespaceCommand {
 
     @Option(names = "--task-id", paramLabel = "ID",
@@ -77,10 +88,13 @@ final class McpCommand extends NamespaceCommand {
                  }
              })) {
             McpSession session = new McpSession(gate, zk::learnRoles);
-            Ending ending = new Ending(session, shutdownGrace);
+            Ending ending = new Ending(session, shutdownGrace, () -> {
+                gate.close();
+                zk.close();
+            });
             Runtime.getRuntime().addShutdownHook(ending.hook);
-            McpSyncServer server = McpServer.sync(new StdioServerTransportProvider(
-                            new JacksonMcpJsonMapper(new ObjectMapper()), stdin, stdout))
+            McpSyncServer server = McpServer.sync(new Watched(new StdioServerTransportProvider(
+                            new JacksonMcpJsonMapper(new ObjectMapper()), stdin, stdout), stdin::unread))
                     .serverInfo("oncegate", version())
                     .instructions(McpTools.INSTRUCTIONS)
                     .capabilities(ServerCapabilities.builder().tools(false).build())
@@ -88,7 +102,14 @@ final class McpCommand extends NamespaceCommand {
                     .build();
             try {
                 stdin.ended.await();
-                return ending.end("the MCP client closed the session");
+                if (stdin.atEnd()) {
+                    return ending.end("the MCP client closed the session");
+                }
+                System.err.println("oncegate mcp: the MCP server stopped reading its input: a line on stdin was not a"
+                        + " JSON-RPC message the SDK could read, or was over its size limit (its error is above);"
+                        + " the session ends now");
+                int code = ending.end("the MCP server stopped reading its input");
+                return code == ExitCode.OK ? ExitCode.USAGE : code;
             } finally {
                 ending.removeHook();
                 server.close();
@@ -120,12 +141,26 @@ final class McpCommand extends NamespaceCommand {
         return v != null ? v : "dev";
     }
 
-    /** stdin, telling when it ends: the MCP client closed the session. */
+    /**
+     * stdin, telling when the session ends: {@link #ended} opens when stdin ends (the MCP client
+     * closed the session: {@link #atEnd}) or when the SDK stops reading it ({@link #unread}).
+     */
     static final class EndOfInput extends FilterInputStream {
         final CountDownLatch ended = new CountDownLatch(1);
+        private volatile boolean atEnd;
 
         EndOfInput(InputStream in) {
             super(in);
+        }
+
+        /** Whether stdin ended (end of file or a read error), rather than the SDK stopping reading it. */
+        boolean atEnd() {
+            return atEnd;
+        }
+
+        /** The SDK closed its session: it reads stdin no more. */
+        void unread() {
+            ended.countDown();
         }
 
         @Override
@@ -146,6 +181,7 @@ final class McpCommand extends NamespaceCommand {
 
         private int seen(int n) {
             if (n < 0) {
+                atEnd = true;
                 ended.countDown();
             }
             return n;
@@ -155,6 +191,7 @@ final class McpCommand extends NamespaceCommand {
             try {
                 return read.read();
             } catch (IOException e) {
+                atEnd = true;
                 ended.countDown();
                 throw e;
             }
@@ -167,6 +204,82 @@ final class McpCommand extends NamespaceCommand {
     }
 
     /**
+     * The SDK's stdio transport, telling {@code onClose} when the SDK closes its session's
+     * transport. It does so at the end of stdin, and also when a line cannot be read as a JSON-RPC
+     * message or is over its size limit: it then stops reading stdin for good (logging the error),
+     * while the client may keep stdin open, so the end of stdin alone would never come. Everything
+     * else is the SDK's own. Thread-safe as the SDK's provider is.
+     */
+    static final class Watched implements McpServerTransportProvider {
+        private final StdioServerTransportProvider sdk;
+        private final Runnable onClose;
+
+        Watched(StdioServerTransportProvider sdk, Runnable onClose) {
+            this.sdk = sdk;
+            this.onClose = onClose;
+        }
+
+        @Override
+        public void setSessionFactory(McpServerSession.Factory factory) {
+            sdk.setSessionFactory(transport -> factory.create(new Closing(transport, onClose)));
+        }
+
+        @Override
+        public Mono<Void> notifyClients(String method, Object params) {
+            return sdk.notifyClients(method, params);
+        }
+
+        @Override
+        public Mono<Void> notifyClient(String sessionId, String method, Object params) {
+            return sdk.notifyClient(sessionId, method, params);
+        }
+
+        @Override
+        public void close() {
+            sdk.close();
+        }
+
+        @Override
+        public Mono<Void> closeGracefully() {
+            return sdk.closeGracefully();
+        }
+
+        @Override
+        public List<String> protocolVersions() {
+            return sdk.protocolVersions();
+        }
+
+        /** The session's transport, running {@code onClose} first when it is closed. */
+        private record Closing(McpServerTransport transport, Runnable onClose) implements McpServerTransport {
+            @Override
+            public void close() {
+                onClose.run();
+                transport.close();
+            }
+
+            @Override
+            public Mono<Void> closeGracefully() {
+                return transport.closeGracefully().doFinally(signal -> onClose.run());
+            }
+
+            @Override
+            public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
+                return transport.sendMessage(message);
+            }
+
+            @Override
+            public <T> T unmarshalFrom(Object data, TypeRef<T> type) {
+                return transport.unmarshalFrom(data, type);
+            }
+
+            @Override
+            public List<String> protocolVersions() {
+                return transport.protocolVersions();
+            }
+        }
+    }
+
+    /**
      * The session's end, exactly once, from whichever comes first: stdin closing (the main thread)
      * or a signal (the shutdown hook, which then exits with the session's code as {@code run}'s does).
      */
@@ -174,13 +287,16 @@ final class McpCommand extends NamespaceCommand {
         final Thread hook;
         private final McpSession session;
         private final Duration grace;
+        private final Runnable close;
         private final CountDownLatch done = new CountDownLatch(1);
         private boolean started;
         private volatile int code = ExitCode.OK;
 
-        Ending(McpSession session, Duration grace) {
+        /** {@code close} closes the gate and the ZooKeeper connection, on the signal's way out. */
+        Ending(McpSession session, Duration grace, Runnable close) {
             this.session = session;
             this.grace = grace;
+            this.close = close;
             this.hook = new Thread(this::onSignal, "oncegate-mcp-shutdown");
         }
 
@@ -228,6 +344,15 @@ final class McpCommand extends NamespaceCommand {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 exit = ExitCode.SEND_STATUS_UNKNOWN;
+            }
+            // Close the ZooKeeper session before halting: a released lease's election node is deleted
+            // in the background (Curator's LeaderLatch), and a halt that outran it would leave the
+            // node to the session timeout, with every sibling waiting behind it.
+            try {
+                close.run();
+            } catch (RuntimeException e) {
+                System.err.println("oncegate mcp: closing the ZooKeeper session failed (" + e
+                        + "): its ephemeral election nodes go when the session expires");
             }
             System.err.flush();
             Runtime.getRuntime().halt(exit);

@@ -139,41 +139,75 @@ class McpAgentSessionsIT extends CliFixture {
     void aSessionWhoseClientClosesStdinAfterCrossing_recordsUnknown_exits1_andWritesOnlyProtocolOnStdout()
             throws Exception {
         // Given an mcp process driven by hand, verbose (its logs must stay off stdout), that crossed
-        List<String> command = new ArrayList<>(McpAgent.javaJar());
-        command.addAll(List.of("mcp", "--connect", zk.connectString(), "--task-id", "by-hand", "-v"));
-        ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile())
-                .redirectError(dir.resolve("mcp-stderr.txt").toFile());
-        builder.environment().keySet().removeIf(name -> name.startsWith("ONCEGATE_"));
-        builder.environment().put("ONCEGATE_STATE_DIR", dir.resolve("state").toString());
-        Process process = builder.start();
-        List<String> stdout = new ArrayList<>();
-        try (OutputStream in = process.getOutputStream();
-             BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-            send(in, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
-                    + "\"capabilities\":{},\"clientInfo\":{\"name\":\"by-hand\",\"version\":\"1\"}}}");
-            stdout.add(out.readLine());
-            send(in, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
-            send(in, call(2, "check_effect", "{\"destination\":\"" + dest + "\",\"sha256\":\"" + key.sha256() + "\"}"));
-            stdout.add(out.readLine());
-            send(in, call(3, "cross_effect", "{\"key\":\"" + key.key() + "\"}"));
-            stdout.add(out.readLine());
+        List<String> stdout;
+        ByHand session = new ByHand();
+        try (session) {
+            session.call(3, "cross_effect", "{\"key\":\"" + key.key() + "\"}");
 
             // When the client closes stdin: the end of the session
-            in.close();
-            assertThat(process.waitFor(Timing.PROCESS.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-            for (String line = out.readLine(); line != null; line = out.readLine()) {
-                stdout.add(line);
-            }
+            session.in.close();
+            session.exits();
+            stdout = session.stdout();
         }
 
         // Then it exits 1, the outcome is recorded unknown, and stdout held JSON-RPC and nothing else
         String stderr = Files.readString(dir.resolve("mcp-stderr.txt"));
-        assertThat(process.exitValue()).as(stderr).isEqualTo(1);
         assertThat(stderr).contains("recorded send_status_unknown");
         assertThat(outcome(0)).contains("send_status_unknown");
         assertThat(stdout).hasSize(3).allSatisfy(line ->
                 assertThat(Cli.JSON.readTree(line).get("jsonrpc").asText()).as(line).isEqualTo("2.0"));
         assertThat(stdout.get(2)).contains("proceed: scope 0 is armed for you");
+        assertThat(session.exitValue).as(stderr).isEqualTo(1);
+    }
+
+    @Test
+    void aLineThatIsNotJsonRpc_endsTheSessionAtOnce_releasingItsLease_andExits2_withoutWaitingForStdinToClose()
+            throws Exception {
+        // Given an mcp process driven by hand that holds an effect's lease (checked, not crossed)
+        ByHand session = new ByHand();
+        try (session) {
+            assertThat(session.stdout().get(1)).contains("proceed");
+
+            // When the client sends a line the SDK cannot parse, and keeps stdin open: the SDK stops
+            // reading stdin, so no later call would ever be answered
+            session.send("this is not a JSON-RPC message");
+
+            // Then the session ends at once, as if the client had closed it, with stdin still open
+            session.exits();
+        }
+        // exiting 2 (bad input), naming why on stderr
+        String stderr = Files.readString(dir.resolve("mcp-stderr.txt"));
+        assertThat(session.exitValue).as(stderr).isEqualTo(2);
+        assertThat(stderr).contains("stopped reading its input");
+
+        // And its lease was released, not left to lapse: a sibling that does not wait proceeds at once
+        assertThat(armedNode(0)).isNull();
+        McpAgent b = McpAgent.start(dir, zk.connectString(), "sibling");
+        assertThat(deliverOnce(b)).isEqualTo("delivered");
+        assertThat(outcome(0)).contains("sent_verified");
+    }
+
+    @Test
+    void sigtermBeforeCrossing_withStdinOpen_releasesTheLease_andClosesTheZooKeeperSession_soNoElectionNodeIsLeft()
+            throws Exception {
+        // Given an mcp process driven by hand that holds an effect's lease, checkpointed before a picker
+        ByHand session = new ByHand();
+        try (session) {
+            assertThat(session.call(3, "checkpoint_effect", "{\"key\":\"" + key.key() + "\",\"name\":\"attachment-picker\"}"))
+                    .contains("proceed");
+            assertThat(electionNodes(0)).hasSize(1);
+
+            // When the agent runtime sends SIGTERM, stdin still open
+            session.process.destroy();
+            session.exits();
+        }
+
+        // Then it exits 0 with nothing armed, and its election node is gone with its closed session,
+        // not left for the session timeout (a sibling would wait behind it)
+        String stderr = Files.readString(dir.resolve("mcp-stderr.txt"));
+        assertThat(session.exitValue).as(stderr).isZero();
+        assertThat(armedNode(0)).isNull();
+        assertThat(electionNodes(0)).as(stderr).isEmpty();
     }
 
     @Test
@@ -184,11 +218,14 @@ class McpAgentSessionsIT extends CliFixture {
         assertThat(a.call("checkpoint_effect", Map.of("key", key.key(), "name", "attachment-picker"))
                 .get("decision").asText()).isEqualTo("proceed");
 
-        // When its session ends before crossing
+        // When its session ends before crossing (the SDK's client ends it with SIGTERM)
         a.close();
 
-        // Then nothing was armed, and a sibling that does not wait is told to proceed in the same scope
+        // Then nothing was armed, its election node went with its ZooKeeper session (closed, not
+        // left to expire: a sibling would wait behind it for the session timeout), and a sibling
+        // that does not wait is told to proceed in the same scope
         assertThat(armedNode(0)).isNull();
+        assertThat(electionNodes(0)).isEmpty();
         McpAgent b = McpAgent.start(dir, zk.connectString(), "sibling");
         assertThat(deliverOnce(b)).isEqualTo("delivered");
         assertThat(deliveries).containsExactly("sibling " + deliveries.get(0).split(" ")[1]);
@@ -215,6 +252,15 @@ class McpAgentSessionsIT extends CliFixture {
         assertThat(outcome(0)).contains("not_sent").contains("compose dialog failed to open");
     }
 
+    /** The election nodes of scope {@code n} ({@code n/latch}'s children; none when the latch is gone). */
+    private List<String> electionNodes(int n) throws Exception {
+        try {
+            return curator.getChildren().forPath(key.path(NAMESPACE) + "/" + n + "/latch");
+        } catch (org.apache.zookeeper.KeeperException.NoNodeException e) {
+            return List.of();
+        }
+    }
+
     /** An obedient agent: delivers only when check_effect and cross_effect both say proceed. */
     private String deliverOnce(McpAgent agent) {
         JsonNode check = agent.call("check_effect", Map.of("destination", dest, "file", content.toString()));
@@ -234,6 +280,77 @@ class McpAgentSessionsIT extends CliFixture {
                 "evidence", "message id 42"));
         assertThat(recorded.get("recorded").asBoolean()).isTrue();
         return "delivered";
+    }
+
+    /**
+     * {@code oncegate mcp}, verbose (its logs must stay off stdout), stderr to {@code mcp-stderr.txt},
+     * driven by hand: the MCP handshake, then check_effect (id 2) on the test's effect. Closing it
+     * kills what is left of the process.
+     */
+    private final class ByHand implements AutoCloseable {
+        /** Its exit code, once {@link #exits} saw it exit. */
+        int exitValue = -1;
+
+        final Process process;
+        final OutputStream in;
+        private final BufferedReader out;
+        private final List<String> stdout = new ArrayList<>();
+
+        ByHand() throws java.io.IOException {
+            List<String> command = new ArrayList<>(McpAgent.javaJar());
+            command.addAll(List.of("mcp", "--connect", zk.connectString(), "--task-id", "by-hand", "-v"));
+            ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile())
+                    .redirectError(dir.resolve("mcp-stderr.txt").toFile());
+            builder.environment().keySet().removeIf(name -> name.startsWith("ONCEGATE_"));
+            builder.environment().put("ONCEGATE_STATE_DIR", dir.resolve("state").toString());
+            process = builder.start();
+            in = process.getOutputStream();
+            out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+            send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
+                    + "\"capabilities\":{},\"clientInfo\":{\"name\":\"by-hand\",\"version\":\"1\"}}}");
+            stdout.add(out.readLine());
+            send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+            call(2, "check_effect", "{\"destination\":\"" + dest + "\",\"sha256\":\"" + key.sha256() + "\"}");
+        }
+
+        /** Calls {@code tool}; returns its answer's line. */
+        String call(int id, String tool, String arguments) throws java.io.IOException {
+            send(McpAgentSessionsIT.call(id, tool, arguments));
+            String line = out.readLine();
+            stdout.add(line);
+            return line;
+        }
+
+        void send(String line) throws java.io.IOException {
+            McpAgentSessionsIT.send(in, line);
+        }
+
+        /** Waits for the process to exit (failing if it does not) and records its code in {@link #exitValue}. */
+        void exits() throws Exception {
+            assertThat(process.waitFor(Timing.PROCESS.toMillis(), TimeUnit.MILLISECONDS)).as("the mcp process exited").isTrue();
+            exitValue = process.exitValue();
+        }
+
+        /** Every line of stdout so far, and to its end if the process has exited. */
+        List<String> stdout() throws java.io.IOException {
+            if (!process.isAlive()) {
+                for (String line = out.readLine(); line != null; line = out.readLine()) {
+                    stdout.add(line);
+                }
+            }
+            return stdout;
+        }
+
+        @Override
+        public void close() throws java.io.IOException {
+            process.destroyForcibly();
+            try {
+                in.close();
+            } catch (java.io.IOException closedByTheProcessExiting) {
+                // nothing more to send
+            }
+            out.close();
+        }
     }
 
     private static String call(int id, String tool, String arguments) {
