@@ -19,7 +19,9 @@ Rules the API keeps for you:
   and evidence (``stop_sent``, ``stop_unknown``, ``stop_busy``, ``stop_unavailable``).
 * ``effect.crossing()`` arms the scope: act only inside its body. An exception inside it, or leaving it without
   an outcome, records ``send_status_unknown`` (which consumes the key), never ``not_sent``. ``not_sent`` needs
-  proof that nothing was delivered (``evidence``).
+  proof that nothing was delivered (``evidence``). Evidence longer than the sidecar keeps (``MAX_EVIDENCE``, 2,048
+  UTF-16 code units) is cut to fit, with a note of how much was cut, so a long receipt never turns a verified
+  delivery into ``send_status_unknown``.
 * A checkpoint or crossing that is refused raises :class:`Stopped`; anything that cannot reach the sidecar raises
   :class:`Unavailable`. Both mean: do not act.
 * Leaving the ``with gate.effect(...)`` block without crossing releases the lease at once.
@@ -44,7 +46,7 @@ import time
 import urllib.parse
 
 __all__ = ["Gate", "Effect", "Crossing", "Decision", "EffectKey", "effect_key", "OncegateError", "Stopped",
-           "Unavailable", "SidecarError", "DEFAULT_URL"]
+           "Unavailable", "SidecarError", "DEFAULT_URL", "MAX_EVIDENCE"]
 
 DEFAULT_URL = "http://127.0.0.1:7460"
 # A kept-alive connection idle this long is not reused: the sidecar's HTTP server closes idle ones (after 30 s by
@@ -54,6 +56,10 @@ IDLE_RECONNECT_SECONDS = 10.0
 _PROVIDER = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _MAX_ID_BYTES = 1024
+# The most evidence the sidecar keeps, in UTF-16 code units as Java counts them (a character outside the BMP is
+# two). An outcome's evidence is cut to fit, with a note of how much was cut: refused, a verified delivery would be
+# recorded send_status_unknown instead.
+MAX_EVIDENCE = 2048
 _CHUNK = 1 << 20
 
 
@@ -461,7 +467,7 @@ class Crossing(object):
             raise OncegateError("outcome: already reported (%s); an outcome is recorded once" % self.result["outcome"])
         body = dict(self._effect._ids(), outcome=outcome)
         if evidence is not None:
-            body["evidence"] = str(evidence)
+            body["evidence"] = _fit(str(evidence))
         self.result = self._effect.gate.call("outcome", body)
         return self.result
 
@@ -470,9 +476,31 @@ class Crossing(object):
             why = ("the agent's code raised %s: %s" % (exc_type.__name__, exc)) if exc_type is not None \
                 else "the crossing ended without an outcome"
             try:
-                self._report("send_status_unknown", why[:2048])
+                self._report("send_status_unknown", why)
             except OncegateError:
                 if exc_type is None:
                     raise
                 # armed without an outcome already reads send_status_unknown to everyone
         return False
+
+
+def _units(text):
+    """``text``'s length as Java counts it: UTF-16 code units."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _fit(text):
+    """``text``, or its head and a note of how much was cut, within MAX_EVIDENCE UTF-16 code units."""
+    total = _units(text)
+    if total <= MAX_EVIDENCE:
+        return text
+    note = " ... (%d of %d characters cut: the sidecar keeps %d)"
+    room = MAX_EVIDENCE - _units(note % (total, total, MAX_EVIDENCE))  # the cut count has at most total's digits
+    head, used = [], 0
+    for ch in text:
+        width = 2 if ord(ch) > 0xFFFF else 1
+        if used + width > room:
+            break
+        head.append(ch)
+        used += width
+    return "".join(head) + note % (total - used, total, MAX_EVIDENCE)

@@ -193,3 +193,27 @@ def test_aCrossingLongerThanTheServersIdleTimeout_recordsItsVerifiedOutcome(tmp_
         assert history["state"] == "sent_verified"
     finally:
         quick.stop()
+
+
+def test_aReceiptLongerThanTheSidecarKeeps_isCutToFit_andTheVerifiedOutcomeIsRecorded(sidecar, effect):
+    # Given: a provider whose receipt is longer than the 2,048 characters the sidecar keeps (counted as Java
+    # counts them: a character outside the BMP is two), with such characters at the cut
+    receipt = "receipt " + "x" * 2030 + "\U0001F4E8" * 20 + " and more" * 300
+
+    # When: the agent delivers and reports it
+    with sidecar.gate().effect(destination=effect["destination"], content=effect["content"].encode(),
+                               task="verbose") as e:
+        assert e.decision.kind == "proceed"
+        with e.crossing() as c:
+            result = c.sent_verified(receipt)
+
+    # Then: the delivery is recorded as verified (never turned into send_status_unknown by a 400), with the
+    # receipt's head and a note of how much was cut
+    assert result["reads_as"] == "sent_verified"
+    history = sidecar.gate().inspect(oncegate.effect_key(destination=effect["destination"],
+                                                         content=effect["content"].encode()))
+    assert history["state"] == "sent_verified"
+    kept = history["scopes"][0]["outcome"]["detail"]
+    assert kept.startswith("receipt xxx")
+    assert "characters cut" in kept
+    assert len(kept.encode("utf-16-le")) // 2 <= oncegate.MAX_EVIDENCE
