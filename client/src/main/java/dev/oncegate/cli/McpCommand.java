@@ -80,24 +80,23 @@ final class McpCommand extends NamespaceCommand {
         OutputStream stdout = new FileOutputStream(FileDescriptor.out);
         // The protocol owns stdout: anything else printed by mistake goes to stderr.
         System.setOut(System.err);
-        try (ZooKeeperConnection zk = zookeeper.open(settings);
-             Gate gate = zk.gate(b -> {
-                 b.leaseTtl(leaseTtl);
-                 if (task != null) {
-                     b.taskId(task);
-                 }
-             })) {
+        try (Connection connection = new Connection(zookeeper.open(settings))) {
+            ZooKeeperConnection zk = connection.zk;
+            Gate gate = connection.gate(zk.gate(b -> {
+                b.leaseTtl(leaseTtl);
+                if (task != null) {
+                    b.taskId(task);
+                }
+            }));
             McpSession session = new McpSession(gate, zk::learnRoles);
-            Ending ending = new Ending(session, shutdownGrace, () -> {
-                gate.close();
-                zk.close();
-            });
+            Ending ending = new Ending(session, shutdownGrace, connection::close);
             Runtime.getRuntime().addShutdownHook(ending.hook);
             McpSyncServer server = McpServer.sync(new Watched(new StdioServerTransportProvider(
                             new JacksonMcpJsonMapper(new ObjectMapper()), stdin, stdout), stdin::unread))
                     .serverInfo("oncegate", version())
                     .instructions(McpTools.INSTRUCTIONS)
                     .capabilities(ServerCapabilities.builder().tools(false).build())
+                    .validateToolInputs(false) // each tool validates, answering in its JSON (McpTools.tool)
                     .tools(McpTools.specifications(session))
                     .build();
             try {
@@ -200,6 +199,43 @@ final class McpCommand extends NamespaceCommand {
         @FunctionalInterface
         private interface Read {
             int read() throws IOException;
+        }
+    }
+
+    /**
+     * The gate and its ZooKeeper connection, closed once, in that order, by whichever thread comes
+     * first (the main thread at the end of input, or the signal's hook, which halts the JVM right
+     * after): a second caller waits until the first has closed the ZooKeeper session. Without
+     * that wait, a halt during the main thread's close could outrun the closeSession request and
+     * leave the session's ephemeral election nodes to the session timeout. Thread-safe.
+     */
+    private static final class Connection implements AutoCloseable {
+        final ZooKeeperConnection zk;
+        private Gate gate;
+        private boolean closed;
+
+        Connection(ZooKeeperConnection zk) {
+            this.zk = zk;
+        }
+
+        synchronized Gate gate(Gate opened) {
+            gate = opened;
+            return opened;
+        }
+
+        @Override
+        public synchronized void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            try {
+                if (gate != null) {
+                    gate.close();
+                }
+            } finally {
+                zk.close();
+            }
         }
     }
 

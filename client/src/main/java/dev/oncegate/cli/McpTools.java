@@ -15,6 +15,8 @@ import dev.oncegate.IdentityKind;
 import dev.oncegate.KeyHistory;
 import dev.oncegate.OncegateException;
 import dev.oncegate.Outcome;
+import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
+import io.modelcontextprotocol.json.schema.jackson2.DefaultJsonSchemaValidator;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
@@ -356,9 +358,38 @@ final class McpTools {
         Map<String, Object> apply(Map<String, Object> args) throws InterruptedException;
     }
 
+    /**
+     * The SDK's own JSON Schema validator, run by each tool on its arguments ({@link McpCommand}
+     * turns the SDK's run of it off): the SDK would answer a refusal in plain text, while every
+     * answer of these tools is one JSON object whose {@code instruction} says what to do.
+     */
+    private static final JsonSchemaValidator SCHEMAS = new DefaultJsonSchemaValidator();
+
+    /** What the SDK's validator puts before the list of errors. */
+    private static final String VALIDATOR_PREFIX = "Validation failed: JSON schema validation errors: ";
+
     private static SyncToolSpecification tool(Tool tool, Work work) {
-        return new SyncToolSpecification(tool, (exchange, request) -> call(tool.name(), work,
-                request.arguments() == null ? Map.of() : request.arguments()));
+        return new SyncToolSpecification(tool, (exchange, request) -> {
+            Map<String, Object> args = request.arguments() == null ? Map.of() : request.arguments();
+            JsonSchemaValidator.ValidationResponse valid = SCHEMAS.validate(tool.inputSchema(), args);
+            if (!valid.valid()) {
+                return error(tool.name() + ": bad input: " + schemaErrors(valid.errorMessage())
+                        + ". Nothing was written; correct the arguments.");
+            }
+            return call(tool.name(), work, args);
+        });
+    }
+
+    /** The validator's errors, e.g. {@code /destination: integer found, string expected}, without its wrapping. */
+    static String schemaErrors(String message) {
+        String errors = message == null ? "the arguments do not match the tool's input schema" : message;
+        if (errors.startsWith(VALIDATOR_PREFIX)) {
+            errors = errors.substring(VALIDATOR_PREFIX.length());
+        }
+        if (errors.startsWith("[") && errors.endsWith("]")) {
+            errors = errors.substring(1, errors.length() - 1);
+        }
+        return errors.startsWith(": ") ? errors.substring(2) : errors;
     }
 
     /** Runs one call; bad input and wrong order are answers with isError, never a protocol error. */

@@ -76,6 +76,31 @@ class McpToolsIT extends CliFixture {
         assertThat(curator.checkExists().forPath(key.path(NAMESPACE))).isNull();
     }
 
+    @Test
+    void argumentsTheSchemaRefuses_areAnsweredAsEveryAnswerIs_oneJsonObjectWhoseInstructionNamesTheField()
+            throws Exception {
+        McpAgent agent = McpAgent.start(dir, zk.connectString(), "sloppy");
+        Map<String, Map<String, Object>> calls = new java.util.LinkedHashMap<>();
+        calls.put("destination", Map.of("destination", 5, "sha256", key.sha256()));
+        calls.put("bogus", Map.of("destination", dest, "sha256", key.sha256(), "bogus", 1));
+        calls.put("key", Map.of("key", "zz"));
+        calls.put("identity", Map.of("destination", dest, "sha256", key.sha256(), "identity", "nickname"));
+
+        for (Map.Entry<String, Map<String, Object>> call : calls.entrySet()) {
+            McpSchema.CallToolResult refused = agent.callRaw("check_effect", call.getValue());
+            assertThat(refused.isError()).as(call.getKey()).isTrue();
+            JsonNode answer = McpAgent.answer(refused);
+            assertThat(answer.get("error").asBoolean()).as(answer.toString()).isTrue();
+            assertThat(answer.get("instruction").asText()).as(call.getKey())
+                    .startsWith("check_effect: bad input: ").contains(call.getKey()).endsWith("correct the arguments.");
+        }
+        McpSchema.CallToolResult long_ = agent.callRaw("record_outcome",
+                Map.of("key", key.key(), "outcome", "sent_verified", "evidence", "x".repeat(McpTools.MAX_EVIDENCE + 1)));
+        assertThat(McpAgent.answer(long_).get("instruction").asText()).startsWith("record_outcome: bad input: ")
+                .contains("evidence");
+        assertThat(curator.checkExists().forPath(key.path(NAMESPACE))).isNull();
+    }
+
     private static JsonNode pinned() throws IOException {
         try (InputStream in = McpToolsIT.class.getResourceAsStream("/mcp-tools.json")) {
             assertThat(in).as("client/src/test/resources/mcp-tools.json").isNotNull();
