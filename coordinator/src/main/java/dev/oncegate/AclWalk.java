@@ -62,6 +62,38 @@ final class AclWalk {
     }
 
     /**
+     * One repairing pass over {@code ns} (the genesis included) by an admin initialising it: the
+     * znodes found there before the genesis (created by anyone, with any ACL) are given their role
+     * ACL. Nothing runs in a namespace without a genesis, so one pass leaves nothing behind but what
+     * this client may not read or change, which fails the call, naming it, once every other znode
+     * has its role ACL.
+     *
+     * @throws OncegateException naming the znodes this client may not read or change
+     */
+    static void secure(CuratorFramework client, String ns, Acls roles) throws Exception {
+        java.util.Set<String> locked = new java.util.TreeSet<>();
+        walk(client, ns, roles, path -> false, true, new Visitor() {
+            @Override
+            public void differs(String path, List<ACL> actual, Stat stat, List<ACL> expected) {
+                // set to its role ACL
+            }
+
+            @Override
+            public void unreadable(String path) {
+                locked.add(path);
+            }
+        });
+        if (!locked.isEmpty()) {
+            List<String> named = locked.stream().limit(5).toList();
+            throw new OncegateException("namespace " + ns + " was initialised, but " + locked.size() + " znode(s) that"
+                    + " were there before it keep an ACL this admin may not read or change: " + String.join(", ", named)
+                    + (locked.size() > named.size() ? ", …" : "") + " (every other znode has its role ACL now). Have the"
+                    + " ZooKeeper super user (the server's zookeeper.DigestAuthenticationProvider.superDigest) look at"
+                    + " them and delete them, then check with `oncegate doctor`");
+        }
+    }
+
+    /**
      * Walks {@code ns} (the namespace's own znode included), comparing each znode's ACL with what
      * {@code roles} give a znode of its kind, and with {@code repair} setting that ACL where it differs;
      * {@code skip} names znodes whose ACL is neither compared nor set (their children are walked).

@@ -15,10 +15,12 @@ import picocli.CommandLine.Mixin;
 @Command(name = "init", mixinStandardHelpOptions = true,
         description = "Write the namespace's genesis record (idempotent: an initialised namespace is left as it is)."
                 + " With --worker, --operator and --admin (or --roles-file), access control is on: the genesis names the"
-                + " three identities' digests (never their passwords) and every record gets its role's ACL.",
+                + " three identities' digests (never their passwords) and every record gets its role's ACL, those"
+                + " found under the namespace before its genesis included.",
         footer = {"", "Without --auth, init authenticates as the --admin identity.",
                 "Exit codes: 0 written, or already initialised (\"created\":false; nothing changed); 2 bad input;"
-                        + " 13 ZooKeeper unavailable or no permission."})
+                        + " 13 ZooKeeper unavailable or no permission (a znode found there before that the admin may"
+                        + " not read or change is named; every other one has its role ACL)."})
 final class InitCommand extends NamespaceCommand {
 
     @Mixin

@@ -254,6 +254,30 @@ class AclsFollowTheGenesisTest {
         assertThat(checked).hasSizeGreaterThanOrEqualTo(7);
     }
 
+    @Test
+    void initWithRoles_onANamespaceWhoseZnodesExistedBefore_givesThemTheirRoleAcls_soNobodyElseMayWrite() throws Exception {
+        // Given a namespace with no genesis whose znodes someone created before init, open to the world (a client
+        // without any credential, or what an earlier clean-up left)
+        ns = ns + "-precreated";
+        CuratorFramework anyone = zk.track(CuratorFrameworkFactory.newClient(zk.connectString(), new RetryNTimes(3, 200)));
+        anyone.start();
+        anyone.create().creatingParentsIfNeeded().forPath(ns + "/keys/ab/cd");
+
+        // When the admin initialises it with the three roles (`oncegate init --worker … --operator … --admin …`)
+        Gate.Initialization init = Gate.initialize(admin, ns, ROLES, dev.oncegate.ZxidMarks.inMemory());
+
+        // Then the genesis is new, and every znode of the namespace carries its role ACL: the client without a
+        // credential may create nothing, delete nothing (the genesis least of all) and change no ACL there
+        assertThat(init.created()).isTrue();
+        assertThat(wrongAcls()).isEmpty();
+        assertThat(catchThrowable(() -> anyone.create().forPath(ns + "/keys/ab/cd/forged")))
+                .isInstanceOf(KeeperException.NoAuthException.class);
+        assertThat(catchThrowable(() -> anyone.delete().forPath(ns + "/keys/ab/cd")))
+                .isInstanceOf(KeeperException.NoAuthException.class);
+        assertThat(catchThrowable(() -> anyone.setACL().withACL(Ids.OPEN_ACL_UNSAFE).forPath(ns + "/keys")))
+                .isInstanceOf(KeeperException.NoAuthException.class);
+    }
+
     /** Every persistent znode of the namespace whose ACL is not its role ACL, with the ACL it has. */
     Map<String, List<ACL>> wrongAcls() throws Exception {
         Map<String, List<ACL>> wrong = new TreeMap<>();
