@@ -62,27 +62,41 @@ final class AclWalk {
     }
 
     /**
-     * One repairing pass over {@code ns} (the genesis included) by an admin initialising it: the
+     * Repairing passes over {@code ns} (the genesis included) by an admin initialising it: the
      * znodes found there before the genesis (created by anyone, with any ACL) are given their role
-     * ACL. Nothing runs in a namespace without a genesis, so one pass leaves nothing behind but what
-     * this client may not read or change, which fails the call, naming it, once every other znode
-     * has its role ACL.
+     * ACL. A pass lists a znode's children before it sets the znode's ACL, so what was created under
+     * a parent still open meanwhile is met by the next pass; the passes end with one that changes
+     * no persistent znode, at most {@link DefaultOperator#ROLE_PASSES}. What this client may not
+     * read or change fails the call, naming it, once every other znode has its role ACL.
      *
-     * @throws OncegateException naming the znodes this client may not read or change
+     * @throws OncegateException naming the znodes this client may not read or change, or those still
+     *                           appearing with other ACLs after the last pass
      */
     static void secure(CuratorFramework client, String ns, Acls roles) throws Exception {
         java.util.Set<String> locked = new java.util.TreeSet<>();
-        walk(client, ns, roles, path -> false, true, new Visitor() {
-            @Override
-            public void differs(String path, List<ACL> actual, Stat stat, List<ACL> expected) {
-                // set to its role ACL
+        List<String> changed = new java.util.ArrayList<>();
+        int pass = 0;
+        do {
+            if (++pass > DefaultOperator.ROLE_PASSES) {
+                throw new OncegateException("namespace " + ns + " was initialised, but after " + DefaultOperator.ROLE_PASSES
+                        + " passes znodes still appear under it with other ACLs (such as " + String.join(", ", changed)
+                        + "): something keeps creating them. Stop it, run `oncegate acl`, and check with `oncegate doctor`");
             }
+            changed.clear();
+            walk(client, ns, roles, path -> false, true, new Visitor() {
+                @Override
+                public void differs(String path, List<ACL> actual, Stat stat, List<ACL> expected) {
+                    if (stat.getEphemeralOwner() == 0 && changed.size() < 3) {
+                        changed.add(path); // set to its role ACL; an ephemeral node goes with its session
+                    }
+                }
 
-            @Override
-            public void unreadable(String path) {
-                locked.add(path);
-            }
-        });
+                @Override
+                public void unreadable(String path) {
+                    locked.add(path);
+                }
+            });
+        } while (!changed.isEmpty());
         if (!locked.isEmpty()) {
             List<String> named = locked.stream().limit(5).toList();
             throw new OncegateException("namespace " + ns + " was initialised, but " + locked.size() + " znode(s) that"

@@ -369,15 +369,15 @@ final class McpTools {
     private static final String VALIDATOR_PREFIX = "Validation failed: JSON schema validation errors: ";
 
     private static SyncToolSpecification tool(Tool tool, Work work) {
-        return new SyncToolSpecification(tool, (exchange, request) -> {
-            Map<String, Object> args = request.arguments() == null ? Map.of() : request.arguments();
+        Work validated = args -> {
             JsonSchemaValidator.ValidationResponse valid = SCHEMAS.validate(tool.inputSchema(), args);
             if (!valid.valid()) {
-                return error(tool.name() + ": bad input: " + schemaErrors(valid.errorMessage())
-                        + ". Nothing was written; correct the arguments.");
+                throw new IllegalArgumentException(schemaErrors(valid.errorMessage()));
             }
-            return call(tool.name(), work, args);
-        });
+            return work.apply(args);
+        };
+        return new SyncToolSpecification(tool, (exchange, request) -> call(tool.name(), validated,
+                request.arguments() == null ? Map.of() : request.arguments()));
     }
 
     /** The validator's errors, e.g. {@code /destination: integer found, string expected}, without its wrapping. */
