@@ -36,7 +36,8 @@ final class ListCommand extends NamespaceCommand {
     String state;
 
     @Option(names = "--older-than", paramLabel = "DURATION", converter = Durations.class,
-            description = "Only keys that have been in their state at least this long.")
+            description = "Only keys that have been in their state at least this long: the server's time of the"
+                    + " record the state rests on, against this host's clock (which only filters what is shown).")
     Duration olderThan;
 
     @Option(names = "--limit", paramLabel = "N", description = "Print at most N keys.")
