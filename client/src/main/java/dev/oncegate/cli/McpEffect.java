@@ -60,6 +60,8 @@ final class McpEffect {
     private final CompletableFuture<BoundaryAction.Context> armed = new CompletableFuture<>();
     private final CompletableFuture<Report> report = new CompletableFuture<>();
     private final CompletableFuture<Crossing> crossed = new CompletableFuture<>();
+    /** {@link #end} reported the crossing as unknown, the agent never having reported it. */
+    private boolean endedUnreported;
     /** Touched by the owner thread only. */
     private Attempt attempt;
     private Phase phase = Phase.ENTERING;
@@ -225,22 +227,20 @@ final class McpEffect {
     /**
      * Ends the effect with the session: an armed crossing not yet reported is reported as
      * unknown; otherwise a call in progress is interrupted and the attempt closed (its lease
-     * released). Idempotent; does not wait ({@link #awaitEnd}).
-     *
-     * @return whether this ended a crossing that the agent never reported (recorded as unknown)
+     * released). Idempotent; does not wait ({@link #awaitEnd}); {@link #endedUnreported} tells,
+     * after the wait, whether this ended a crossing the agent never reported.
      */
-    boolean end(String why) {
-        boolean unreported = false;
+    void end(String why) {
         synchronized (this) {
             if (phase == Phase.ENDED && owner.isShutdown()) {
-                return false;
+                return;
             }
             if (phase == Phase.CROSSING || phase == Phase.ARMED) {
                 if (reported == null) {
                     reported = new Report(Outcome.SEND_STATUS_UNKNOWN, why + " before the agent reported the outcome of"
                             + " its crossing: it may have submitted");
                     report.complete(reported);
-                    unreported = true;
+                    endedUnreported = true;
                 }
             } else if (running != null) {
                 running.cancel(true);
@@ -257,7 +257,15 @@ final class McpEffect {
             owner.shutdown();
         }
         entered.completeExceptionally(new CancellationException(why));
-        return unreported;
+    }
+
+    /**
+     * Whether {@link #end} reported this effect's crossing as unknown and that crossing armed (or
+     * is still under way, so may have): a crossing in flight at the end that the library then
+     * refused armed nothing and recorded nothing. Call it after {@link #awaitEnd}.
+     */
+    synchronized boolean endedUnreported() {
+        return endedUnreported && (armed.isDone() || !crossed.isDone());
     }
 
     /**

@@ -148,7 +148,9 @@ final class McpSession {
      * Ends the session: every effect ends (see {@link McpEffect#end}), then waits up to
      * {@code grace} in all for their last writes. Idempotent.
      *
-     * @return how many crossings ended unreported (each recorded as {@code send_status_unknown})
+     * @return how many crossings ended unreported that armed, or may have: each recorded as
+     *         {@code send_status_unknown}, or reading so (a crossing in flight that the library then
+     *         refused armed nothing and is not counted)
      */
     int end(String why, Duration grace) throws InterruptedException {
         List<McpEffect> all;
@@ -158,15 +160,18 @@ final class McpSession {
             }
             all = new ArrayList<>(effects.values());
         }
-        int unreported = 0;
         for (McpEffect effect : all) {
-            if (effect.end(why)) {
-                unreported++;
-            }
+            effect.end(why);
         }
         long deadline = System.nanoTime() + grace.toNanos();
         for (McpEffect effect : all) {
             effect.awaitEnd(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+        }
+        int unreported = 0; // counted once the crossings in flight armed or were refused
+        for (McpEffect effect : all) {
+            if (effect.endedUnreported()) {
+                unreported++;
+            }
         }
         return unreported;
     }
