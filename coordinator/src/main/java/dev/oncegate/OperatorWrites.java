@@ -282,8 +282,12 @@ final class OperatorWrites {
      * subtree at once (children first), provided its latest scope is still what was read. Fails
      * (and removes nothing) when anything changed or someone is in an election under it.
      *
+     * <p>A multi whose reply was lost may have been applied: the client's retry then meets the key
+     * gone (NoNode on the check). A key that no longer exists is reported removed, as it is (open
+     * again), not as kept.
+     *
      * @param paths every znode of the key, children before parents, the key last
-     * @return false when the key changed or is in use (nothing was removed)
+     * @return false when the key changed or is in use (nothing was removed); true when it is gone
      */
     boolean deleteKey(String latestScope, int latestVersion, List<String> paths) throws Exception {
         List<Op> ops = new ArrayList<>();
@@ -297,7 +301,9 @@ final class OperatorWrites {
         try {
             protocol.multiWithIndex(ops, index);
             return true;
-        } catch (KeeperException.BadVersionException | KeeperException.NoNodeException | KeeperException.NotEmptyException e) {
+        } catch (KeeperException.NoNodeException e) {
+            return zk.exists(keyPath, null) == null; // gone: removed by this multi before its reply was lost, or by another gc
+        } catch (KeeperException.BadVersionException | KeeperException.NotEmptyException e) {
             return false;
         }
     }

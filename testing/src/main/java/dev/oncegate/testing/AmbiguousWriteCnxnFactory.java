@@ -33,6 +33,8 @@ import org.slf4j.LoggerFactory;
  *       the arming write, which the gate must then treat as armed without invoking the action;</li>
  *   <li>{@link #holdNextArmingRequest()}: the next arming {@code multi} is held before the server
  *       applies it, until the test releases it (the executor's thread waits for the reply meanwhile);</li>
+ *   <li>{@link #dropNextMultiDeleting(String)}: the next {@code multi} deleting a path with that
+ *       suffix (gc's removal of a key);</li>
  *   <li>{@link #dropNextCreate(String)}: the next plain {@code create} of a path with that suffix;</li>
  *   <li>{@link #dropNextMultiCreating(String)}: the next {@code multi} creating a path with that
  *       suffix (a key creation, or an operator's authorization with its backlog index entry, which a
@@ -58,7 +60,7 @@ public final class AmbiguousWriteCnxnFactory extends NIOServerCnxnFactory {
     /** How long to wait for the write to be applied before closing the connection anyway. */
     private static final Duration APPLY_TIMEOUT = Duration.ofSeconds(10);
 
-    private enum Kind { MULTI_CREATE, CREATE, SET_DATA }
+    private enum Kind { MULTI_CREATE, MULTI_DELETE, CREATE, SET_DATA }
 
     /** A chosen write: a path ending in {@code suffix}, or (for arming) the scope's armed record {@code …/armed}. */
     private record Fault(Kind kind, String suffix, Hold hold) {
@@ -108,6 +110,14 @@ public final class AmbiguousWriteCnxnFactory extends NIOServerCnxnFactory {
     /** Makes the next {@code multi} that creates a path ending in {@code suffix} lose its reply. */
     public static void dropNextMultiCreating(String suffix) {
         FAULT.set(new Fault(Kind.MULTI_CREATE, Objects.requireNonNull(suffix, "suffix"), null));
+    }
+
+    /**
+     * Makes the next {@code multi} that deletes a path ending in {@code suffix} lose its reply (a
+     * retention removal of a key, which a retried multi must recognise as done).
+     */
+    public static void dropNextMultiDeleting(String suffix) {
+        FAULT.set(new Fault(Kind.MULTI_DELETE, Objects.requireNonNull(suffix, "suffix"), null));
     }
 
     /** Makes the next plain {@code create} of a path ending in {@code suffix} lose its reply. */
@@ -203,6 +213,14 @@ public final class AmbiguousWriteCnxnFactory extends NIOServerCnxnFactory {
                                 && fault.matches(op.getPath())) {
                             String path = op.getPath();
                             return () -> getZKDatabase().getNode(path) != null;
+                        }
+                    }
+                } else if (fault.kind() == Kind.MULTI_DELETE && si.type == ZooDefs.OpCode.multi) {
+                    MultiOperationRecord multi = si.readRequestRecord(MultiOperationRecord::new);
+                    for (Op op : multi) {
+                        if (op.getType() == ZooDefs.OpCode.delete && fault.matches(op.getPath())) {
+                            String path = op.getPath();
+                            return () -> getZKDatabase().getNode(path) == null;
                         }
                     }
                 } else if (fault.kind() == Kind.CREATE && (si.type == ZooDefs.OpCode.create || si.type == ZooDefs.OpCode.create2)) {
