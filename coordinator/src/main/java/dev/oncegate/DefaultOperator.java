@@ -1155,6 +1155,13 @@ final class DefaultOperator implements Operator {
         try {
             return ns.protocol.operator().nameRoles(genesis, stat.getVersion(), roles);
         } catch (KeeperException.BadVersionException e) {
+            // The write may be ours, applied before its reply was lost (the client's retry met its own version):
+            // then the genesis is exactly what this call wrote, one version on.
+            Stat now = new Stat();
+            Genesis after = Records.decodeGenesis(genesisPath, ns.zk.getData(genesisPath, now, null));
+            if (now.getVersion() == stat.getVersion() + 1 && after.id().equals(genesis.id()) && roles.equals(after.roles())) {
+                return now.getVersion();
+            }
             throw new OncegateException("could not apply the role ACLs: " + genesisPath + " changed while it was being"
                     + " rewritten (another `oncegate acl` at the same time?): nothing was changed; run it again", e);
         }
