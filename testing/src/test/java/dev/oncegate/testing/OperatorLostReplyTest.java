@@ -42,10 +42,7 @@ class OperatorLostReplyTest {
     void gcWhoseRemovalReplyIsLost_reportsTheKeyRemoved_andItIsGone() throws Exception {
         // Given a delivered key
         Gate gate = zk.newGate("worker");
-        EffectKey key = zk.newKey();
-        try (Attempt attempt = gate.enter(key)) {
-            attempt.cross(zk.provider().verified());
-        }
+        EffectKey key = delivered(gate);
         // and the reply to the multi that removes it will be lost (it is applied)
         int dropped = AmbiguousWriteCnxnFactory.dropped();
         AmbiguousWriteCnxnFactory.dropNextMultiDeleting(key.key());
@@ -65,11 +62,7 @@ class OperatorLostReplyTest {
     @Test
     void aclWhoseGenesisRewriteReplyIsLost_goesOnAndGivesEveryZnodeItsRoleAcl() throws Exception {
         // Given a delivered key in a namespace without access control, and an admin client
-        Gate gate = zk.newGate("worker");
-        EffectKey key = zk.newKey();
-        try (Attempt attempt = gate.enter(key)) {
-            attempt.cross(zk.provider().verified());
-        }
+        EffectKey key = delivered(zk.newGate("worker"));
         String admin = "admin:a-s3cret";
         Genesis.Roles roles = new Genesis.Roles(OncegateAcl.digest("worker:w-s3cret"), OncegateAcl.digest("ops:o-s3cret"),
                 OncegateAcl.digest(admin));
@@ -93,5 +86,14 @@ class OperatorLostReplyTest {
                 .noneMatch(acl -> acl.getId().getScheme().equals("world"));
         assertThat(new String(client.getData().forPath(zk.namespace() + "/genesis"), StandardCharsets.UTF_8))
                 .contains(roles.worker().substring(0, roles.worker().indexOf(':')));
+    }
+
+    /** A new key, delivered through {@code gate}. */
+    private static EffectKey delivered(Gate gate) throws InterruptedException {
+        EffectKey key = zk.newKey();
+        try (Attempt attempt = gate.enter(key)) {
+            attempt.cross(zk.provider().verified());
+        }
+        return key;
     }
 }
