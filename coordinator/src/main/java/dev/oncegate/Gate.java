@@ -61,13 +61,13 @@ public interface Gate extends AutoCloseable {
     /**
      * {@link #initialize(CuratorFramework, String)} with access control: the genesis names the
      * three roles' digest ids (the README's "Access control"), every znode oncegate writes from then on gets its role
-     * ACL, and the namespace's own znodes get theirs now: when the namespace's znode existed before this genesis,
+     * ACL, and the namespace's own znodes get theirs now. When the namespace's znode existed before this genesis,
      * whatever was under it (created by anyone, with any ACL) is given its role ACL too, as {@code oncegate acl}
-     * gives it, so that no znode of an initialised namespace stays open to those the roles leave out. A znode this
-     * client may not read or change fails the call (OncegateException) after every other one has its role ACL. The client should be authenticated as
-     * the admin. The genesis is recorded in {@code marks} (and they are flushed), so a later
-     * rollback of this namespace is caught by this host. An existing genesis is left as it is,
-     * whatever roles it names (see {@link Initialization#genesis()}).
+     * gives it, so that no znode of an initialised namespace stays open to those the roles leave out; a znode this
+     * client may not read or change fails the call (OncegateException) after every other one has its role ACL.
+     * The client should be authenticated as the admin. The genesis is recorded in {@code marks} (and they are
+     * flushed), so a later rollback of this namespace is caught by this host. An existing genesis is left as it
+     * is, whatever roles it names (see {@link Initialization#genesis()}).
      *
      * @param roles null for no access control
      */
