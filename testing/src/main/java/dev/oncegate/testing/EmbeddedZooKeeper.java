@@ -75,7 +75,8 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
         java.nio.file.Path scratch = Scratch.create("oncegate-zk-");
         TestingServer server = null;
         try {
-            InstanceSpec spec = new InstanceSpec(Scratch.child(scratch, "data").toFile(), -1, -1, -1, true, -1, -1, -1,
+            // a port below the ephemeral range, so that no connection takes it while the server is stopped (see Ports)
+            InstanceSpec spec = new InstanceSpec(Scratch.child(scratch, "data").toFile(), Ports.pick(Set.of()), -1, -1, true, -1, -1, -1,
                     Map.of("clientPortAddress", "127.0.0.1"), "127.0.0.1");
             server = new TestingServer(spec, false);
             server.start();
@@ -246,8 +247,18 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
         }
     }
 
-    /** Restarts a stopped server on the same port with the same data. */
+    /**
+     * Restarts a stopped server on the same port with the same data.
+     *
+     * @throws IllegalStateException when the port is taken meanwhile (checked first: Curator's
+     *     server would otherwise fail to bind and end the JVM) or the server does not start
+     */
     public void restart() {
+        int port = server.getPort();
+        if (!Ports.free(port)) {
+            throw new IllegalStateException("could not restart the embedded ZooKeeper: port " + port
+                    + " on 127.0.0.1 is taken by another process");
+        }
         try {
             server.restart();
         } catch (Exception e) {
