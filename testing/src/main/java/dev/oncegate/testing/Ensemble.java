@@ -68,13 +68,18 @@ public final class Ensemble implements AutoCloseable {
         java.nio.file.Path scratch = Scratch.create("oncegate-ensemble-");
         List<InstanceSpec> specs = new ArrayList<>();
         Set<Integer> ports = new HashSet<>();
-        for (int i = 1; i <= 3; i++) {
-            java.nio.file.Path data = Scratch.child(Scratch.child(scratch, "zk-" + i), "data");
-            int client = pickInto(ports);
-            int quorum = pickInto(ports);
-            int election = pickInto(ports);
-            specs.add(new InstanceSpec(data.toFile(), client, election, quorum, true, i, -1, -1,
-                    Map.of("clientPortAddress", "127.0.0.1"), "127.0.0.1"));
+        try {
+            for (int i = 1; i <= 3; i++) {
+                java.nio.file.Path data = Scratch.child(Scratch.child(scratch, "zk-" + i), "data");
+                int client = pickInto(ports);
+                int quorum = pickInto(ports);
+                int election = pickInto(ports);
+                specs.add(new InstanceSpec(data.toFile(), client, election, quorum, true, i, -1, -1,
+                        Map.of("clientPortAddress", "127.0.0.1"), "127.0.0.1"));
+            }
+        } catch (RuntimeException e) {
+            Scratch.delete(scratch);
+            throw e;
         }
         Ensemble ensemble = new Ensemble(new QuorumConfigBuilder(specs), specs, scratch);
         try {
