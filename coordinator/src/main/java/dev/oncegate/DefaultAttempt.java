@@ -46,6 +46,10 @@ import org.slf4j.LoggerFactory;
  *       scope recreated after that read.</li>
  *   <li>Every lease write's zxid is compared with the rollback witness as it stood when the write
  *       was sent: an ensemble behind a zxid already seen stops the executor before it can arm.</li>
+ *   <li>A contender that is interrupted (or fails closed) after its lease write was sent, before
+ *       it decided, releases the lease: one whose reply it did not wait for is recognised first by
+ *       a read on the same session. So a SIGTERM while a worker enters leaves the scope open, and
+ *       the next contender need not wait out a TTL.</li>
  *   <li>The action runs only after the arming multi returned success on the raw handle, in the
  *       same session the lease was taken in, while connected, and while this thread was not
  *       interrupted. A connection loss during arming counts as armed and the action is never
@@ -177,9 +181,11 @@ final class DefaultAttempt implements Attempt {
                 d = contend(started.plus(wait.compareTo(MAX_WAIT) > 0 ? MAX_WAIT : wait), !wait.isZero());
             }
         } catch (InterruptedException e) {
+            releaseUndecidedLease();
             throw e;
         } catch (Exception e) {
             d = failClosed(e, scopePath != null ? scopePath : keyPath);
+            releaseUndecidedLease();
         }
         decide(d, Duration.between(started, gate.clock.instant()));
     }
@@ -458,7 +464,13 @@ final class DefaultAttempt implements Attempt {
         Records.Scope leased = view.data().withLease(new KeyHistory.Lease(actor(session), electionNode,
                 gate.clock.instant().plus(gate.leaseTtl), takeover));
         long seenBeforeSend = gate.ns.highestZxid();
-        ExecutorWrites.LeaseWrite write = protocol.executor().writeLease(scopePath, view.version(), leased, electionNode);
+        ExecutorWrites.LeaseWrite write;
+        try {
+            write = protocol.executor().writeLease(scopePath, view.version(), leased, electionNode);
+        } catch (InterruptedException e) {
+            learnInterruptedLease(leased, session, electionNode);
+            throw e;
+        }
         if (!write.written()) {
             if (write.refusal() == ExecutorWrites.LeaseRefusal.ELECTION_NODE_GONE && latch != null
                     && electionNode.equals(latch.ourPath())) {
@@ -470,15 +482,16 @@ final class DefaultAttempt implements Attempt {
             return null;
         }
         token = write.token();
+        // Ours from here on: whatever interrupts the contender below, the lease is released (see enter).
+        leasedScope = leased;
+        leaseSession = session;
+        leaseNode = electionNode;
         // The key's creation zxid, of the incarnation this lease was written in (the action's idempotency key is
         // derived from it): scope 0 was created in the key's own multi, so its czxid is the key's; for a later
         // scope the key is asked. Not the zxid the first read saw: the key may have been deleted since (by an
         // admin, or a deleteall of the namespace under way) and created again, and this contender decided from
         // the new incarnation's records.
         keyZxid = view.scope() == 0 ? write.czxid() : protocol.reads().keyZxid(keyPath);
-        leasedScope = leased;
-        leaseSession = session;
-        leaseNode = electionNode;
         synchronized (monitor) {
             sessionLost = false; // only a loss after the lease was taken concerns the executor
         }
@@ -847,6 +860,54 @@ final class DefaultAttempt implements Attempt {
             where = ke.getPath();
         }
         return new Decision.StopUnavailable(reason, Evidence.of(where, scope, e.getMessage() != null ? e.getMessage() : e.toString()));
+    }
+
+    /**
+     * The lease write's wait was interrupted; ZooKeeper had sent it, and the server may apply it.
+     * Asks (the read follows the write on this session) whether it landed, and if so makes the
+     * lease this attempt's, for {@link #enter} to release. The interrupt flag is kept.
+     */
+    private void learnInterruptedLease(Records.Scope leased, long session, String electionNode) {
+        boolean flagged = Thread.interrupted(); // Curator sets it again; a flagged thread cannot ask ZooKeeper
+        try {
+            ExecutorWrites.LeaseWrite landed = protocol.executor().recogniseLease(scopePath, view.version(), leased);
+            if (landed.written()) {
+                token = landed.token();
+                leasedScope = leased;
+                leaseSession = session;
+                leaseNode = electionNode;
+            }
+        } catch (InterruptedException again) {
+            flagged = true;
+            LOG.warn("interrupted twice while taking the lease of scope {}: if the write landed, the lease lapses after"
+                    + " its TTL", view.scope());
+        } catch (Exception e) {
+            LOG.warn("interrupted while taking the lease of scope {}, and could not learn whether the write landed ({}):"
+                    + " if it did, the lease lapses after its TTL", view.scope(), e.toString());
+        } finally {
+            if (flagged) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Entering ended without a decision to proceed (interrupted, or failed closed) while this attempt
+     * holds a lease it took, or learnt had landed, just before: nothing was armed, so it is released,
+     * and the next contender need not wait out its TTL. The interrupt flag is kept.
+     */
+    private void releaseUndecidedLease() {
+        if (leasedScope == null) {
+            return;
+        }
+        boolean flagged = Thread.interrupted(); // a flagged thread cannot talk to ZooKeeper
+        try {
+            releaseLease(false);
+        } finally {
+            if (flagged) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /**

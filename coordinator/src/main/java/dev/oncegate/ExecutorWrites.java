@@ -281,14 +281,30 @@ final class ExecutorWrites {
             if (code != KeeperException.Code.BADVERSION) {
                 throw e;
             }
-            Stat stat = new Stat();
-            byte[] now = zk.getData(scopePath, stat, null);
-            protocol.saw(stat);
-            if (stat.getVersion() == expectedVersion + 1 && Arrays.equals(now, data)) {
-                return new LeaseWrite(new FencingToken(stat.getVersion(), stat.getMzxid()), stat.getCzxid(), null); // our own, retried
-            }
-            return new LeaseWrite(null, 0, LeaseRefusal.VERSION_MOVED);
+            return recogniseLease(scopePath, expectedVersion, scope); // our own, retried?
         }
+    }
+
+    /**
+     * Whether the scope now holds exactly {@code scope} at {@code expectedVersion + 1}: a lease write
+     * whose reply was not seen (retried after a connection loss, or its wait interrupted) landed. The
+     * read goes on the same session after the write, so ZooKeeper answers it after applying the write.
+     * Refused with {@link LeaseRefusal#VERSION_MOVED} when it did not land (or someone wrote after it),
+     * {@link LeaseRefusal#SCOPE_GONE} when the scope is gone.
+     */
+    LeaseWrite recogniseLease(String scopePath, int expectedVersion, Records.Scope scope) throws Exception {
+        Stat stat = new Stat();
+        byte[] now;
+        try {
+            now = zk.getData(scopePath, stat, null);
+        } catch (KeeperException.NoNodeException e) {
+            return new LeaseWrite(null, 0, LeaseRefusal.SCOPE_GONE);
+        }
+        protocol.saw(stat);
+        if (stat.getVersion() == expectedVersion + 1 && Arrays.equals(now, Records.scope(scope))) {
+            return new LeaseWrite(new FencingToken(stat.getVersion(), stat.getMzxid()), stat.getCzxid(), null);
+        }
+        return new LeaseWrite(null, 0, LeaseRefusal.VERSION_MOVED);
     }
 
     // ---- arming ---------------------------------------------------------------------------------

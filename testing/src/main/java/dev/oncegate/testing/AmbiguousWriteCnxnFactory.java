@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #dropNextArmingReply()}: the next {@code multi} that creates {@code …/armed} —
  *       the arming write, which the gate must then treat as armed without invoking the action;</li>
  *   <li>{@link #holdNextArmingRequest()}: the next arming {@code multi} is held before the server
- *       applies it, until the test releases it (the executor's thread waits for the reply meanwhile);</li>
+ *       applies it, until the test releases it (the executor's thread waits for the reply meanwhile);
+ *       {@link #holdNextSetData(String)} does the same to a {@code setData} (a lease write);</li>
  *   <li>{@link #dropNextMultiDeleting(String)}: the next {@code multi} deleting a path with that
  *       suffix (gc's removal of a key);</li>
  *   <li>{@link #dropNextCreate(String)}: the next plain {@code create} of a path with that suffix;</li>
@@ -70,8 +71,9 @@ public final class AmbiguousWriteCnxnFactory extends NIOServerCnxnFactory {
     }
 
     /**
-     * An arming request held before the server applies it: {@link #awaitHeld} until it arrived,
-     * then {@link #release} to let the server apply it and reply. Thread-safe.
+     * A request held before the server applies it (the connection's later requests wait behind
+     * it): {@link #awaitHeld} until it arrived, then {@link #release} to let the server apply it
+     * and reply. Thread-safe.
      */
     public static final class Hold {
         private final java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
@@ -104,6 +106,16 @@ public final class AmbiguousWriteCnxnFactory extends NIOServerCnxnFactory {
     public static Hold holdNextArmingRequest() {
         Hold hold = new Hold();
         FAULT.set(new Fault(Kind.MULTI_CREATE, null, hold));
+        return hold;
+    }
+
+    /**
+     * Holds the next {@code setData} on a path ending in {@code suffix}, alone or in a {@code multi}
+     * (a lease write on a scope), before the server applies it, until the returned hold is released.
+     */
+    public static Hold holdNextSetData(String suffix) {
+        Hold hold = new Hold();
+        FAULT.set(new Fault(Kind.SET_DATA, Objects.requireNonNull(suffix, "suffix"), hold));
         return hold;
     }
 
@@ -175,7 +187,7 @@ public final class AmbiguousWriteCnxnFactory extends NIOServerCnxnFactory {
                     fault.hold().held.countDown();
                     try {
                         if (!fault.hold().released.await(APPLY_TIMEOUT.toMillis() * 6, java.util.concurrent.TimeUnit.MILLISECONDS)) {
-                            LOG.warn("a held arming request was never released; applying it now");
+                            LOG.warn("a held request was never released; applying it now");
                         }
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();

@@ -1,0 +1,70 @@
+package dev.oncegate.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.oncegate.Attempt;
+import dev.oncegate.Decision;
+import dev.oncegate.KeyHistory;
+import dev.oncegate.ScopeState;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * An interrupt that arrives while the lease write is in flight (a SIGTERM to {@code oncegate run}
+ * during a rolling restart) must not leave that lease behind: ZooKeeper sent the write before the
+ * wait for its reply was cut, and the server applies it. Left there, it made every contender that
+ * does not wait (run's default {@code --wait 0}) stop busy, "another executor is active", for a
+ * whole lease TTL, though nobody was executing. The contender now learns whether its write landed
+ * and releases it before the InterruptedException leaves {@code enter}.
+ */
+class LeaseWriteInterruptedTest {
+
+    @RegisterExtension
+    static final ZooKeeperExtension zk = ZooKeeperExtension.standaloneWithAmbiguousWrites();
+
+    @Test
+    void interruptWhileTheLeaseWriteIsInFlight_theLeaseThatLandedIsReleased_andTheNextContenderProceedsAtOnce()
+            throws Exception {
+        Worker a = zk.newWorker("task-a");
+        AtomicReference<Thread> contender = new AtomicReference<>();
+        AtomicBoolean flagKept = new AtomicBoolean();
+        // Given the server holds the first contender's lease write on scope 0 before applying it
+        AmbiguousWriteCnxnFactory.Hold hold = AmbiguousWriteCnxnFactory.holdNextSetData(zk.keyPath() + "/0");
+        Future<Object> entering = zk.newPool(1).submit(() -> {
+            contender.set(Thread.currentThread());
+            try (Attempt attempt = a.gate().enter(zk.key())) {
+                return attempt.decision();
+            } catch (InterruptedException e) {
+                flagKept.set(Thread.currentThread().isInterrupted());
+                Thread.interrupted();
+                return e;
+            }
+        });
+        assertThat(hold.awaitHeld(Timing.EVENTUALLY)).as("the lease write reached the server").isTrue();
+
+        // When the contender's thread is interrupted while it waits for the reply, and then the server applies the write
+        contender.get().interrupt();
+        hold.release();
+
+        // Then entering ends with the interrupt, deciding nothing
+        assertThat(entering.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS)).isInstanceOf(InterruptedException.class);
+        assertThat(flagKept).as("the interrupt is kept for the caller").isTrue();
+        // and the lease that landed was released: the scope is open, with no lease
+        KeyHistory history = a.gate().inspect(zk.key().key());
+        assertThat(history.scopes()).singleElement().satisfies(s -> {
+            assertThat(s.state()).isEqualTo(ScopeState.OPEN);
+            assertThat(s.lease()).isNull();
+        });
+        // so a contender that does not wait proceeds at once, in scope 0, and delivers once
+        try (Attempt b = zk.newGate("task-b").enter(zk.key())) {
+            assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isZero());
+            b.cross(zk.provider().verified());
+        }
+        assertThat(zk.provider().ledger()).singleElement().satisfies(d -> assertThat(d.taskId()).isEqualTo("task-b"));
+    }
+}
