@@ -227,7 +227,9 @@ public final class Main {
      */
     static int failed(Exception e, String name, PrintWriter err) {
         int code;
-        if (e instanceof IllegalArgumentException) {
+        if (e instanceof RunCommand.ReportedFailure) {
+            return ExitCode.STOP_UNAVAILABLE; // said on stderr already, before the shutdown hook could halt the JVM
+        } else if (e instanceof IllegalArgumentException) {
             err.println(name + ": " + e.getMessage());
             code = ExitCode.USAGE;
         } else if (e instanceof UnavailableException || e instanceof OncegateException) {

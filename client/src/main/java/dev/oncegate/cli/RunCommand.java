@@ -134,7 +134,7 @@ final class RunCommand extends NamespaceCommand {
                 input = input();
             } catch (RuntimeException e) {
                 writeFailure(channel, e, shutdown);
-                throw shutdown.signalled() ? new UnavailableException(signalledBefore(e), e) : e;
+                throw shutdown.signalled() ? new ReportedFailure(e) : e;
             }
             return run(channel, input, shutdown);
         } finally {
@@ -169,7 +169,7 @@ final class RunCommand extends NamespaceCommand {
                         return null;
                     }
                     writeFailure(channel, e, shutdown);
-                    throw new UnavailableException(signalledBefore(e), e);
+                    throw new ReportedFailure(e);
                 }
                 return run(channel, input, shutdown);
             }
@@ -182,13 +182,35 @@ final class RunCommand extends NamespaceCommand {
      * Writes the failure result line to the channel. After a signal the main thread may still be
      * flagged interrupted (a read it interrupted threw ClosedByInterruptException, which leaves the
      * flag set), and a flagged thread cannot write a file channel: the flag is cleared first, the
-     * signal having been acted on (the run ends, exit 13).
+     * signal having been acted on (the run ends, exit 13). After a signal it also says why on
+     * stderr, once, here: the shutdown hook halts the JVM as soon as the run is done, and the
+     * CLI's handler, which would say it after that, loses the race (it then prints nothing, see
+     * {@link ReportedFailure}).
      */
     private static void writeFailure(ResultChannel channel, Exception e, Shutdown shutdown) {
         if (shutdown.signalled()) {
             Thread.interrupted();
         }
-        channel.write(Json.line(failureResult(e, shutdown)));
+        if (e instanceof ReportedFailure) {
+            return; // written and said when it was made
+        }
+        Map<String, Object> result = failureResult(e, shutdown);
+        channel.write(Json.line(result));
+        if (shutdown.signalled()) {
+            System.err.println("oncegate run: " + result.get("detail"));
+            System.err.flush();
+        }
+    }
+
+    /**
+     * A failure after a termination signal, already written to the result channel and stderr by
+     * {@link #writeFailure}: the CLI's handler only exits 13 for it (the shutdown hook halts the
+     * JVM with that code meanwhile).
+     */
+    static final class ReportedFailure extends RuntimeException {
+        ReportedFailure(Exception cause) {
+            super(cause.getMessage(), cause);
+        }
     }
 
     private static String signalledBefore(Exception e) {
@@ -306,6 +328,9 @@ final class RunCommand extends NamespaceCommand {
             if (result == null) {
                 // Before shutdown.done: a shutdown hook waiting for it would halt the JVM right after.
                 writeFailure(channel, e, shutdown);
+                if (shutdown.signalled()) {
+                    throw new ReportedFailure(e);
+                }
             }
             throw e;
         } finally {
@@ -379,7 +404,13 @@ final class RunCommand extends NamespaceCommand {
         boolean badInput = !signalled && (e instanceof ParameterException || e instanceof IllegalArgumentException);
         Map<String, Object> out = base(null, badInput ? "bad_input" : "failed", null);
         String detail = e.getMessage() != null ? e.getMessage() : e.toString();
-        out.put("detail", signalled && !(e instanceof InterruptedException) ? signalledBefore(e) : detail);
+        if (signalled) {
+            detail = e instanceof InterruptedException
+                    ? "interrupted by a termination signal before a decision; nothing was armed, nothing run"
+                            + (e.getMessage() != null ? " (" + e.getMessage() + ")" : "")
+                    : signalledBefore(e);
+        }
+        out.put("detail", detail);
         return out;
     }
 

@@ -166,7 +166,15 @@ class RunCrashAndTimeoutIT extends CliFixture {
         JsonNode line = Cli.JSON.readTree(result.toFile());
         assertThat(line.get("reason").asText()).isEqualTo("failed");
         assertThat(line.get("detail").asText()).contains("termination signal", "nothing was armed");
+        // and stderr says so too, once: the message used to lose its race with the shutdown hook's halt
+        assertThat(stopped.stderr()).as(stopped.toString()).containsOnlyOnce("termination signal arrived before any decision");
         assertThat(ledgerLines()).isEmpty();
+    }
+
+    /** How many sessions watch scope 0, its armed record or its outcome (a waiting contender does). */
+    private int watchersOfScope0() {
+        String scope = key.path(NAMESPACE) + "/0";
+        return zk.watchingSessions(scope) + zk.watchingSessions(scope + "/armed") + zk.watchingSessions(scope + "/armed/outcome");
     }
 
     /** Whether process {@code pid} has {@code file} open (its {@code /proc/PID/fd} links). */
@@ -203,6 +211,29 @@ class RunCrashAndTimeoutIT extends CliFixture {
                 .doesNotContain("\"decision\"");
         Cli.Result next = run(LEDGER_LINE);
         assertThat(next.exit()).as(next.toString()).isEqualTo(11);
+        assertThat(ledgerLines()).containsExactly("started");
+    }
+
+    @Test
+    void sigtermWhileWaitingForAnActiveExecutor_exits13_saysSoOnStderr_andLeavesTheExecutorAlone() throws Exception {
+        // Given an executor whose command runs, and a second run waiting for it (watching its election node)
+        Cli.Running first = cli.start(runArgs(STARTED_THEN_HANG));
+        await().atMost(Timing.APPEAR).until(() -> ledgerLines().contains("started") && armedNode(0) != null);
+        int watchersBefore = watchersOfScope0();
+        Cli.Running waiter = cli.start(runArgs(LEDGER_LINE, "--wait", "60s"));
+        await().atMost(Timing.APPEAR).until(() -> watchersOfScope0() > watchersBefore);
+
+        // When the waiter is told to stop
+        waiter.process().destroy(); // SIGTERM
+        Cli.Result stopped = waiter.await(Timing.PROCESS);
+
+        // Then it exits 13 and says why on stderr, once (the message used to lose its race with the hook's halt)
+        assertThat(stopped.exit()).as(stopped.toString()).isEqualTo(ExitCode.STOP_UNAVAILABLE);
+        assertThat(stopped.stderr()).as(stopped.toString()).containsOnlyOnce("interrupted by a termination signal before a decision");
+        // and the executor's scope is untouched: still armed by it, its command still the only one started
+        assertThat(first.process().isAlive()).isTrue();
+        assertThat(armedNode(0)).isNotNull();
+        assertThat(outcome(0)).isNull();
         assertThat(ledgerLines()).containsExactly("started");
     }
 
