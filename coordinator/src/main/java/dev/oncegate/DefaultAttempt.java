@@ -181,11 +181,13 @@ final class DefaultAttempt implements Attempt {
                 d = contend(started.plus(wait.compareTo(MAX_WAIT) > 0 ? MAX_WAIT : wait), !wait.isZero());
             }
         } catch (InterruptedException e) {
-            releaseUndecidedLease();
+            // A lease taken (or learnt to have landed) just before: nothing was armed, so it is released, and the
+            // next contender need not wait out its TTL.
+            releaseLease(false);
             throw e;
         } catch (Exception e) {
             d = failClosed(e, scopePath != null ? scopePath : keyPath);
-            releaseUndecidedLease();
+            releaseLease(false); // likewise
         }
         decide(d, Duration.between(started, gate.clock.instant()));
     }
@@ -584,7 +586,8 @@ final class DefaultAttempt implements Attempt {
                     stop = leaseRefused(write.refusal(), "checkpoint " + name);
                 }
             } catch (InterruptedException e) {
-                throw e;
+                learnInterruptedRenewal(renewed);
+                throw e; // still PROCEEDING: closing the attempt releases the lease, renewed or not
             } catch (Exception e) {
                 stop = failClosed(e, scopePath);
             }
@@ -892,17 +895,25 @@ final class DefaultAttempt implements Attempt {
     }
 
     /**
-     * Entering ended without a decision to proceed (interrupted, or failed closed) while this attempt
-     * holds a lease it took, or learnt had landed, just before: nothing was armed, so it is released,
-     * and the next contender need not wait out its TTL. The interrupt flag is kept.
+     * A checkpoint's renewal was interrupted while waiting for its reply: if it landed, the token
+     * moved, and the release that closing the attempt does must use the new one. The interrupt
+     * flag is kept.
      */
-    private void releaseUndecidedLease() {
-        if (leasedScope == null) {
-            return;
-        }
-        boolean flagged = Thread.interrupted(); // a flagged thread cannot talk to ZooKeeper
+    private void learnInterruptedRenewal(Records.Scope renewed) {
+        boolean flagged = Thread.interrupted(); // Curator sets it again; a flagged thread cannot ask ZooKeeper
         try {
-            releaseLease(false);
+            ExecutorWrites.LeaseWrite landed = protocol.executor().recogniseLease(scopePath, token.version(), renewed);
+            if (landed.written()) {
+                token = landed.token();
+                leasedScope = renewed;
+            }
+        } catch (InterruptedException again) {
+            flagged = true;
+            LOG.warn("interrupted twice while renewing the lease of scope {}: if the renewal landed, the lease lapses"
+                    + " after its TTL", view.scope());
+        } catch (Exception e) {
+            LOG.warn("interrupted while renewing the lease of scope {}, and could not learn whether the renewal landed"
+                    + " ({}): if it did, the lease lapses after its TTL", view.scope(), e.toString());
         } finally {
             if (flagged) {
                 Thread.currentThread().interrupt();
@@ -989,6 +1000,9 @@ final class DefaultAttempt implements Attempt {
             return;
         }
         Records.Scope released = leasedScope.withLease(null);
+        // An interrupted executor still releases (the flag would make ZooKeeper's client throw at once, the
+        // CAS sent or not): a bounded write, like the outcome's; the flag is restored for the caller.
+        boolean flagged = Thread.interrupted();
         try {
             ExecutorWrites.LeaseWrite write = protocol.executor().writeLease(scopePath, token.version(), released, leaseNode);
             if (write.written()) {
@@ -997,9 +1011,14 @@ final class DefaultAttempt implements Attempt {
                 gate.metrics.fenced("release");
             }
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            flagged = true;
+            LOG.warn("interrupted while releasing the lease; it lapses after its TTL");
         } catch (Exception e) {
             LOG.warn("could not release the lease ({}); it lapses after its TTL", e.toString());
+        } finally {
+            if (flagged) {
+                Thread.currentThread().interrupt();
+            }
         }
         leasedScope = null;
     }

@@ -67,4 +67,50 @@ class LeaseWriteInterruptedTest {
         }
         assertThat(zk.provider().ledger()).singleElement().satisfies(d -> assertThat(d.taskId()).isEqualTo("task-b"));
     }
+
+    @Test
+    void interruptWhileACheckpointsRenewalIsInFlight_closingTheAttemptReleasesTheRenewedLease() throws Exception {
+        Worker a = zk.newWorker("task-a");
+        AtomicReference<Thread> executor = new AtomicReference<>();
+        java.util.concurrent.CountDownLatch proceeding = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch holdSet = new java.util.concurrent.CountDownLatch(1);
+        AtomicReference<AmbiguousWriteCnxnFactory.Hold> hold = new AtomicReference<>();
+        // Given an executor that proceeds, then passes a checkpoint whose lease renewal the server holds
+        Future<Object> checkpointing = zk.newPool(1).submit(() -> {
+            executor.set(Thread.currentThread());
+            try (Attempt attempt = a.gate().enter(zk.key())) {
+                assertThat(attempt.decision().proceeds()).isTrue();
+                proceeding.countDown();
+                holdSet.await();
+                try {
+                    return attempt.checkpoint("picked");
+                } catch (InterruptedException e) {
+                    return e; // the worker gives up; closing the attempt (here) must release its lease
+                }
+            } finally {
+                Thread.interrupted();
+            }
+        });
+        assertThat(proceeding.await(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        hold.set(AmbiguousWriteCnxnFactory.holdNextSetData(zk.keyPath() + "/0"));
+        holdSet.countDown();
+        assertThat(hold.get().awaitHeld(Timing.EVENTUALLY)).as("the renewal reached the server").isTrue();
+
+        // When the executor is interrupted while it waits for the renewal's reply, and then the server applies it
+        executor.get().interrupt();
+        hold.get().release();
+
+        // Then the checkpoint ends with the interrupt, and the renewed lease was released when the attempt closed
+        assertThat(checkpointing.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS)).isInstanceOf(InterruptedException.class);
+        KeyHistory history = a.gate().inspect(zk.key().key());
+        assertThat(history.scopes()).singleElement().satisfies(s -> {
+            assertThat(s.state()).isEqualTo(ScopeState.OPEN);
+            assertThat(s.lease()).isNull();
+        });
+        try (Attempt b = zk.newGate("task-b").enter(zk.key())) {
+            assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isZero());
+            b.cross(zk.provider().verified());
+        }
+        assertThat(zk.provider().ledger()).singleElement().satisfies(d -> assertThat(d.taskId()).isEqualTo("task-b"));
+    }
 }
