@@ -80,6 +80,8 @@ final class SimChecker {
     private final SimWorld world;
     private final List<String> violations = new ArrayList<>();
     private final List<Crossed> crossings = new ArrayList<>();
+    /** Actors whose arming write's wait was interrupted: the library records not_sent without invoking the action. */
+    private final java.util.Set<String> armingInterrupted = new java.util.HashSet<>();
     private final Map<String, Integer> authorizations = new HashMap<>();
     private final Map<String, Integer> removals = new HashMap<>();
     /** "key@incarnation/scope" → the state it was first read consumed in. */
@@ -124,6 +126,11 @@ final class SimChecker {
     // ---- the ledger ---------------------------------------------------------------------------------
 
     /** An action was invoked: the boundary is being crossed now. */
+    /** {@code actor}'s arming write is about to have its wait interrupted (a world with interrupts). */
+    void armingInterrupted(SimScheduler.Actor actor) {
+        armingInterrupted.add(actor.name);
+    }
+
     Crossed crossing(SimScheduler.Actor actor, BoundaryAction.Context context) {
         String key = context.key().key();
         // The ledger names the incarnation the server holds (the key as it is while the action runs), so
@@ -414,6 +421,15 @@ final class SimChecker {
                                 .map(u -> u.path().replaceAll("[0-9a-f]{64}", "KEY") + ": " + u.problem()).toList());
                     }
                     continue; // unreadable: every reader stops on it (fail closed)
+                }
+                if (scope.state() == ScopeState.NOT_SENT && crossed == null && scope.armed() != null
+                        && armingInterrupted.contains(scope.armed().by().task())) {
+                    // Armed by an executor whose arming wait was interrupted: never invoked, so not_sent is the truth.
+                    // It counts as this scope's crossing (one that delivered nothing) for the rules below and later.
+                    crossed = new Crossed(scope.armed().by().task(), key.key(), history.zxid(), scope.scope(), world.sched.now());
+                    crossed.result = "not_sent";
+                    crossings.add(crossed);
+                    world.count("invariant: armed, interrupted, never invoked: not_sent");
                 }
                 if (scope.state() == ScopeState.NOT_SENT) {
                     if (crossed == null) {

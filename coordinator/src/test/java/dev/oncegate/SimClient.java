@@ -313,7 +313,7 @@ final class SimClient implements ZooKeeperOps {
     }
 
     /** One call, retried by the policy on a connection loss; each try asks the faults first. */
-    private <T> T call(String op, String path, Call<T> call) throws KeeperException {
+    private <T> T call(String op, String path, Call<T> call) throws KeeperException, InterruptedException {
         for (int attempt = 0; ; attempt++) {
             try {
                 return once(op, path, call);
@@ -325,8 +325,9 @@ final class SimClient implements ZooKeeperOps {
         }
     }
 
-    private <T> T once(String op, String path, Call<T> call) throws KeeperException {
+    private <T> T once(String op, String path, Call<T> call) throws KeeperException, InterruptedException {
         SimFaults.Fault fault = faults.beforeCall(this, op, path);
+        boolean interrupt = fault == SimFaults.Fault.INTERRUPT_WAIT;
         if (!started) {
             throw new IllegalStateException(this + " is not started");
         }
@@ -341,13 +342,31 @@ final class SimClient implements ZooKeeperOps {
                 throw KeeperException.create(Code.CONNECTIONLOSS, path);
             }
             lastZxid = server.zxid();
+            if (interrupt) {
+                interruptedWaiting(op, path); // a multiOnce goes on to its (refusing) reply
+            }
             throw e;
         }
         if (fault == SimFaults.Fault.LOSE_REPLY) {
             throw KeeperException.create(Code.CONNECTIONLOSS, path);
         }
         lastZxid = server.zxid();
+        if (interrupt) {
+            interruptedWaiting(op, path); // a multiOnce goes on to its reply
+        }
         return result;
+    }
+
+    /**
+     * The wait for the reply to a call the server has decided, interrupted: the flag left set, as
+     * Curator leaves it, and InterruptedException; but a {@code multiOnce} gets its reply all the
+     * same, as {@code CuratorOps} waits for it ({@link #multiOnce} reads the flag).
+     */
+    private void interruptedWaiting(String op, String path) throws InterruptedException {
+        Thread.currentThread().interrupt();
+        if (!op.equals("multiOnce")) {
+            throw new InterruptedException(this + ": interrupted waiting for the reply to " + op + " " + path);
+        }
     }
 
     @Override
@@ -452,11 +471,14 @@ final class SimClient implements ZooKeeperOps {
         boolean interrupted = Thread.currentThread().isInterrupted();
         int lost = Code.CONNECTIONLOSS.intValue();
         try {
-            return new MultiReply(Code.OK.intValue(), once("multiOnce", firstPath(ops), s -> server.multi(s, ops)), interrupted);
+            List<OpResult> results = once("multiOnce", firstPath(ops), s -> server.multi(s, ops));
+            return new MultiReply(Code.OK.intValue(), results, interrupted || Thread.currentThread().isInterrupted());
         } catch (KeeperException.ConnectionLossException e) {
-            return new MultiReply(lost, null, interrupted);
+            return new MultiReply(lost, null, interrupted || Thread.currentThread().isInterrupted());
         } catch (KeeperException e) {
-            return new MultiReply(e.code().intValue(), e.getResults(), interrupted);
+            return new MultiReply(e.code().intValue(), e.getResults(), interrupted || Thread.currentThread().isInterrupted());
+        } catch (InterruptedException e) {
+            throw new IllegalStateException("multiOnce is never interrupted (once sets the flag instead)", e);
         }
     }
 

@@ -60,6 +60,41 @@ class SimClientFaultsTest {
     }
 
     @Test
+    void interruptedWait_theCallApplied_throwsInterruptedException_withTheFlagLeftSet() throws Exception {
+        // Given a client whose wait for the reply to its next call is interrupted (a SIGTERM to the worker)
+        SimClient c = new SimClient(server, "a").retries(3).start();
+        c.faults(script(SimFaults.Fault.INTERRUPT_WAIT));
+        try {
+            // When it creates /x, Then the server created it, the call throws, not retried, and the flag stays set
+            assertThatThrownBy(() -> c.create("/x", new byte[0], CreateMode.PERSISTENT, null, null, false))
+                    .isInstanceOf(InterruptedException.class);
+            assertThat(Thread.currentThread().isInterrupted()).as("as Curator leaves it").isTrue();
+        } finally {
+            Thread.interrupted();
+        }
+        assertThat(server.stat("/x")).isNotNull();
+        assertThat(seen).containsExactly("a create /x");
+    }
+
+    @Test
+    void interruptedWaitOfAMultiOnce_getsItsReply_andReportsTheInterrupt() throws Exception {
+        // Given a client whose arming-style multi (sent once) has its wait interrupted
+        SimClient c = new SimClient(server, "a").start();
+        c.faults(script(SimFaults.Fault.INTERRUPT_WAIT));
+        ZooKeeperOps.MultiReply reply;
+        try {
+            // When it sends it, Then the reply came all the same (CuratorOps waits for it), the interrupt reported
+            reply = c.multiOnce(List.of(c.opCreate("/m", new byte[0], CreateMode.PERSISTENT, null)), Duration.ofSeconds(10));
+            assertThat(Thread.currentThread().isInterrupted()).isTrue();
+        } finally {
+            Thread.interrupted();
+        }
+        assertThat(reply.rc()).isEqualTo(Code.OK.intValue());
+        assertThat(reply.interrupted()).isTrue();
+        assertThat(server.stat("/m")).isNotNull();
+    }
+
+    @Test
     void lostReplyOfAVersionedSetData_retried_meetsBadVersion() throws Exception {
         // Given /x at version 0, and a client retrying once whose first setData reply is lost
         SimClient c = new SimClient(server, "a").retries(1).start();

@@ -18,7 +18,14 @@ interface SimFaults {
         /** Not applied: the call fails with {@code ConnectionLoss} before reaching the server. */
         FAIL_BEFORE,
         /** Applied (or refused) by the server, but its reply is lost: the caller sees {@code ConnectionLoss}. */
-        LOSE_REPLY
+        LOSE_REPLY,
+        /**
+         * Applied (or refused) by the server, but the caller's wait for the reply is interrupted (a
+         * SIGTERM to the worker): {@code InterruptedException}, the thread's flag left set, as Curator
+         * leaves it. A {@code multiOnce} (the arming write) waits for its reply all the same, as
+         * {@code CuratorOps} does, and reports the interrupt.
+         */
+        INTERRUPT_WAIT
     }
 
     /** No faults: every call applied, every reply delivered. */

@@ -56,11 +56,17 @@ final class SimWorld {
      *                      namespace, bottom-up, one znode a call), and is sometimes initialised again
      */
     record Config(int contenders, int keys, boolean operator, boolean rogue, boolean faults, boolean clocks,
-                  int maxSteps, boolean wipe) {
+                  int maxSteps, boolean wipe, boolean interrupts) {
 
         /** A world without a wipe (the seven dimensions the simulator had before it). */
         Config(int contenders, int keys, boolean operator, boolean rogue, boolean faults, boolean clocks, int maxSteps) {
-            this(contenders, keys, operator, rogue, faults, clocks, maxSteps, false);
+            this(contenders, keys, operator, rogue, faults, clocks, maxSteps, false, false);
+        }
+
+        /** A world without interrupts (the eight dimensions the simulator had before them). */
+        Config(int contenders, int keys, boolean operator, boolean rogue, boolean faults, boolean clocks, int maxSteps,
+               boolean wipe) {
+            this(contenders, keys, operator, rogue, faults, clocks, maxSteps, wipe, false);
         }
 
         static Config random(SplittableRandom r) {
@@ -68,7 +74,17 @@ final class SimWorld {
             // never with the rogue (see wipe).
             Config c = new Config(2 + r.nextInt(4), 1 + r.nextInt(2), r.nextInt(3) > 0, r.nextInt(3) == 0,
                     r.nextInt(3) > 0, r.nextInt(3) == 0, 150 + r.nextInt(350));
-            return !c.rogue() && r.nextInt(4) == 0 ? c.withWipe(true) : c;
+            c = !c.rogue() && r.nextInt(4) == 0 ? c.withWipe(true) : c;
+            // Interrupts are drawn after the wipe, for the same reason; they need faults on.
+            return c.faults() && r.nextInt(3) == 0 ? c.withInterrupts(true) : c;
+        }
+
+        /**
+         * This world with interrupts, or without: a contender's call may have its wait for the reply
+         * interrupted (a SIGTERM to the worker) after the server applied it; the worker then stops.
+         */
+        Config withInterrupts(boolean on) {
+            return new Config(contenders, keys, operator, rogue, faults, clocks, maxSteps, wipe, on);
         }
 
         /**
@@ -78,21 +94,21 @@ final class SimWorld {
          * racing live workers); so a world with both would only find that again.
          */
         Config withWipe(boolean on) {
-            return new Config(contenders, keys, operator, rogue && !on, faults, clocks, maxSteps, on);
+            return new Config(contenders, keys, operator, rogue && !on, faults, clocks, maxSteps, on, interrupts);
         }
 
 
         /** Seven fields for a world without a wipe (as replay commands printed before it read), eight with. */
         String encode() {
             return contenders + "," + keys + "," + operator + "," + rogue + "," + faults + "," + clocks + "," + maxSteps
-                    + (wipe ? ",true" : "");
+                    + (wipe || interrupts ? "," + wipe : "") + (interrupts ? ",true" : "");
         }
 
         static Config decode(String text) {
             String[] p = text.split(",");
             return new Config(Integer.parseInt(p[0]), Integer.parseInt(p[1]), Boolean.parseBoolean(p[2]),
                     Boolean.parseBoolean(p[3]), Boolean.parseBoolean(p[4]), Boolean.parseBoolean(p[5]),
-                    Integer.parseInt(p[6]), p.length > 7 && Boolean.parseBoolean(p[7]));
+                    Integer.parseInt(p[6]), p.length > 7 && Boolean.parseBoolean(p[7]), p.length > 8 && Boolean.parseBoolean(p[8]));
         }
     }
 
@@ -113,6 +129,8 @@ final class SimWorld {
     /** Rules and situations the history exercised (for the coverage report). */
     final Map<String, Integer> rules = new TreeMap<>();
     private final Map<SimClient, SimScheduler.Actor> owners = new HashMap<>();
+    /** The contenders' clients: the calls a world with interrupts may interrupt. */
+    private final java.util.Set<SimClient> contenderClients = new java.util.HashSet<>();
     private final List<SimClient> clients = new ArrayList<>();
     private final Map<SimScheduler.Actor, Long> skews = new LinkedHashMap<>();
     private final long leaseTtlMs;
@@ -212,6 +230,13 @@ final class SimWorld {
             count("fault: reply lost after the server applied " + op);
             return SimFaults.Fault.LOSE_REPLY;
         }
+        if (roll >= 996 && config.interrupts() && contenderClients.contains(client)) {
+            count("fault: interrupted waiting for the reply to " + op);
+            if (op.equals("multiOnce")) {
+                checker.armingInterrupted(owners.get(client)); // the executor records not_sent without invoking
+            }
+            return SimFaults.Fault.INTERRUPT_WAIT;
+        }
         return SimFaults.Fault.NONE;
     }
 
@@ -268,11 +293,23 @@ final class SimWorld {
         self[0] = sched.spawn(name, () -> {
             SimClient c = client(name, WORKER, true);
             owners.put(c, self[0]);
+            contenderClients.add(c);
             DefaultGate gate = new DefaultGate(c, NS, meters, clock(skew), Duration.ofMillis(leaseTtlMs),
                     Duration.ofSeconds(5), name, "sim-host", 1000 + self[0].index, false, ZxidMarks.inMemory());
             int entries = resumes ? 2 : 1;
             for (int e = 0; e < entries; e++) {
-                contend(self[0], gate, key);
+                try {
+                    contend(self[0], gate, key);
+                } catch (InterruptedException signalled) {
+                    // A SIGTERM: the worker stops here, as `oncegate run` exits; its session stays for the checker.
+                    Thread.interrupted();
+                    String where = signalled.getMessage() == null ? "?" : signalled.getMessage().startsWith("interrupted while crossing")
+                            ? "crossing" : signalled.getMessage().replaceAll(".* to (\\w+) .*", "$1");
+                    count("worker stopped by an interrupt: " + where);
+                    count("worker stopped by an interrupt: " + (leftALease(name, c, key)
+                            ? "left an unarmed scope leased (it lapses after its TTL), interrupted in " + where : "left no lease"));
+                    return;
+                }
             }
         });
         skews.put(self[0], skew);
@@ -297,7 +334,38 @@ final class SimWorld {
             Crossing crossing = attempt.cross(context -> deliver(self, context));
             count("crossing: " + (crossing instanceof Crossing.Crossed c ? c.outcome() + (c.recorded() ? "" : " unrecorded")
                     : "refused " + ((Crossing.Refused) crossing).stop().reason()));
+            if (Thread.interrupted()) {
+                // interrupted while arming: the crossing says what became of it, and the worker stops
+                throw new InterruptedException("interrupted while crossing: " + (crossing instanceof Crossing.Crossed c
+                        ? c.outcome() : "refused"));
+            }
         }
+    }
+
+    /** Whether a scope of {@code key} holds a lease of this worker's (task {@code name}, its session). */
+    private boolean leftALease(String name, SimClient c, EffectKey key) {
+        String keyPath = key.path(NS);
+        if (server.stat(keyPath) == null) {
+            return false;
+        }
+        String session = Long.toHexString(c.sessionId());
+        for (String child : server.children(keyPath)) {
+            if (!child.chars().allMatch(Character::isDigit)) {
+                continue;
+            }
+            String scopePath = keyPath + "/" + child;
+            try {
+                Records.Scope scope = Records.decodeScope(scopePath, server.data(scopePath));
+                KeyHistory.Lease lease = scope.lease();
+                if (!scope.armed() && lease != null && lease.holder().task().equals(name)
+                        && lease.holder().session().equals(session)) {
+                    return true;
+                }
+            } catch (RuntimeException unreadable) {
+                // a rogue's forgery: not this worker's lease
+            }
+        }
+        return false;
     }
 
     /** The action: the boundary. The checker learns of every crossing before anything is sent. */

@@ -26,6 +26,9 @@ class SimulationRegressionTest {
             // with the arming multi's genesis check removed, a contender that joined the election after the wipe
             // listed the tree armed after the genesis was deleted (issue 16's breakage (b), found here)
             "5746; 5,2,true,false,true,false,212,true; arming after the genesis was wiped",
+            // the first world with interrupts: an executor whose arming wait was interrupted recorded not_sent
+            // without invoking the action (as it must), which the checker took for a not_sent nobody crossed
+            "7031743039267948150; 2,1,true,true,true,false,281,false,true; arming interrupted, never invoked",
     })
     void formerlyFailingHistory_holdsEveryInvariant(long seed, String config, String bug) {
         SimWorld.Result r = new SimWorld(seed, SimWorld.Config.decode(config)).run();

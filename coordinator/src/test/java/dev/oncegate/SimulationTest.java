@@ -128,15 +128,16 @@ class SimulationTest {
             progress = false;
             SimWorld.Config c = best.config();
             List<SimWorld.Config> smaller = List.of(
-                    new SimWorld.Config(c.contenders(), c.keys(), false, c.rogue(), c.faults(), c.clocks(), c.maxSteps(), c.wipe()),
-                    new SimWorld.Config(c.contenders(), c.keys(), c.operator(), false, c.faults(), c.clocks(), c.maxSteps(), c.wipe()),
-                    new SimWorld.Config(c.contenders(), c.keys(), c.operator(), c.rogue(), false, c.clocks(), c.maxSteps(), c.wipe()),
-                    new SimWorld.Config(c.contenders(), c.keys(), c.operator(), c.rogue(), c.faults(), false, c.maxSteps()),
-                    new SimWorld.Config(Math.max(1, c.contenders() - 1), c.keys(), c.operator(), c.rogue(), c.faults(), c.clocks(), c.maxSteps(), c.wipe()),
-                    new SimWorld.Config(c.contenders(), Math.max(1, c.keys() - 1), c.operator(), c.rogue(), c.faults(), c.clocks(), c.maxSteps(), c.wipe()),
+                    new SimWorld.Config(c.contenders(), c.keys(), false, c.rogue(), c.faults(), c.clocks(), c.maxSteps(), c.wipe(), c.interrupts()),
+                    new SimWorld.Config(c.contenders(), c.keys(), c.operator(), false, c.faults(), c.clocks(), c.maxSteps(), c.wipe(), c.interrupts()),
+                    new SimWorld.Config(c.contenders(), c.keys(), c.operator(), c.rogue(), false, c.clocks(), c.maxSteps(), c.wipe(), false),
+                    new SimWorld.Config(c.contenders(), c.keys(), c.operator(), c.rogue(), c.faults(), false, c.maxSteps(), c.wipe(), c.interrupts()),
+                    new SimWorld.Config(Math.max(1, c.contenders() - 1), c.keys(), c.operator(), c.rogue(), c.faults(), c.clocks(), c.maxSteps(), c.wipe(), c.interrupts()),
+                    new SimWorld.Config(c.contenders(), Math.max(1, c.keys() - 1), c.operator(), c.rogue(), c.faults(), c.clocks(), c.maxSteps(), c.wipe(), c.interrupts()),
                     new SimWorld.Config(c.contenders(), c.keys(), c.operator(), c.rogue(), c.faults(), c.clocks(),
-                            Math.max(10, best.steps()), c.wipe()),
-                    c.withWipe(false));
+                            Math.max(10, best.steps()), c.wipe(), c.interrupts()),
+                    c.withWipe(false),
+                    c.withInterrupts(false));
             for (SimWorld.Config s : smaller) {
                 if (s.equals(c)) {
                     continue;
