@@ -470,7 +470,13 @@ final class DefaultAttempt implements Attempt {
         try {
             write = protocol.executor().writeLease(scopePath, view.version(), leased, electionNode);
         } catch (InterruptedException e) {
-            learnInterruptedLease(leased, session, electionNode);
+            FencingToken landed = landedDespiteInterrupt(view.version(), leased, "taking");
+            if (landed != null) { // ours, for enter to release
+                token = landed;
+                leasedScope = leased;
+                leaseSession = session;
+                leaseNode = electionNode;
+            }
             throw e;
         }
         if (!write.written()) {
@@ -586,7 +592,11 @@ final class DefaultAttempt implements Attempt {
                     stop = leaseRefused(write.refusal(), "checkpoint " + name);
                 }
             } catch (InterruptedException e) {
-                learnInterruptedRenewal(renewed);
+                FencingToken landed = landedDespiteInterrupt(token.version(), renewed, "renewing");
+                if (landed != null) { // the token moved: the release that closing the attempt sends must carry it
+                    token = landed;
+                    leasedScope = renewed;
+                }
                 throw e; // still PROCEEDING: closing the attempt releases the lease, renewed or not
             } catch (Exception e) {
                 stop = failClosed(e, scopePath);
@@ -866,54 +876,26 @@ final class DefaultAttempt implements Attempt {
     }
 
     /**
-     * The lease write's wait was interrupted; ZooKeeper had sent it, and the server may apply it.
-     * Asks (the read follows the write on this session) whether it landed, and if so makes the
-     * lease this attempt's, for {@link #enter} to release. The interrupt flag is kept.
+     * A lease write ({@code what}: taking or renewing) had its wait for the reply interrupted;
+     * ZooKeeper had sent it, and the server may apply it. Asks, with a read that follows the write on
+     * this session (ZooKeeper answers it after the write), whether {@code written} landed at
+     * {@code expectedVersion + 1}: its token, or null when it did not land or that cannot be learnt
+     * (then, if it did, the lease lapses after its TTL). The interrupt flag is kept.
      */
-    private void learnInterruptedLease(Records.Scope leased, long session, String electionNode) {
+    private FencingToken landedDespiteInterrupt(int expectedVersion, Records.Scope written, String what) {
         boolean flagged = Thread.interrupted(); // Curator sets it again; a flagged thread cannot ask ZooKeeper
         try {
-            ExecutorWrites.LeaseWrite landed = protocol.executor().recogniseLease(scopePath, view.version(), leased);
-            if (landed.written()) {
-                token = landed.token();
-                leasedScope = leased;
-                leaseSession = session;
-                leaseNode = electionNode;
-            }
+            ExecutorWrites.LeaseWrite landed = protocol.executor().recogniseLease(scopePath, expectedVersion, written);
+            return landed.written() ? landed.token() : null;
         } catch (InterruptedException again) {
             flagged = true;
-            LOG.warn("interrupted twice while taking the lease of scope {}: if the write landed, the lease lapses after"
-                    + " its TTL", view.scope());
+            LOG.warn("interrupted twice while {} the lease of scope {}: if the write landed, the lease lapses after its TTL",
+                    what, view.scope());
+            return null;
         } catch (Exception e) {
-            LOG.warn("interrupted while taking the lease of scope {}, and could not learn whether the write landed ({}):"
-                    + " if it did, the lease lapses after its TTL", view.scope(), e.toString());
-        } finally {
-            if (flagged) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    /**
-     * A checkpoint's renewal was interrupted while waiting for its reply: if it landed, the token
-     * moved, and the release that closing the attempt does must use the new one. The interrupt
-     * flag is kept.
-     */
-    private void learnInterruptedRenewal(Records.Scope renewed) {
-        boolean flagged = Thread.interrupted(); // Curator sets it again; a flagged thread cannot ask ZooKeeper
-        try {
-            ExecutorWrites.LeaseWrite landed = protocol.executor().recogniseLease(scopePath, token.version(), renewed);
-            if (landed.written()) {
-                token = landed.token();
-                leasedScope = renewed;
-            }
-        } catch (InterruptedException again) {
-            flagged = true;
-            LOG.warn("interrupted twice while renewing the lease of scope {}: if the renewal landed, the lease lapses"
-                    + " after its TTL", view.scope());
-        } catch (Exception e) {
-            LOG.warn("interrupted while renewing the lease of scope {}, and could not learn whether the renewal landed"
-                    + " ({}): if it did, the lease lapses after its TTL", view.scope(), e.toString());
+            LOG.warn("interrupted while {} the lease of scope {}, and could not learn whether the write landed ({}): if"
+                    + " it did, the lease lapses after its TTL", what, view.scope(), e.toString());
+            return null;
         } finally {
             if (flagged) {
                 Thread.currentThread().interrupt();

@@ -54,18 +54,8 @@ class LeaseWriteInterruptedTest {
         // Then entering ends with the interrupt, deciding nothing
         assertThat(entering.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS)).isInstanceOf(InterruptedException.class);
         assertThat(flagKept).as("the interrupt is kept for the caller").isTrue();
-        // and the lease that landed was released: the scope is open, with no lease
-        KeyHistory history = a.gate().inspect(zk.key().key());
-        assertThat(history.scopes()).singleElement().satisfies(s -> {
-            assertThat(s.state()).isEqualTo(ScopeState.OPEN);
-            assertThat(s.lease()).isNull();
-        });
-        // so a contender that does not wait proceeds at once, in scope 0, and delivers once
-        try (Attempt b = zk.newGate("task-b").enter(zk.key())) {
-            assertThat(b.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isZero());
-            b.cross(zk.provider().verified());
-        }
-        assertThat(zk.provider().ledger()).singleElement().satisfies(d -> assertThat(d.taskId()).isEqualTo("task-b"));
+        // and the lease that landed was released
+        assertScope0OpenAndANoWaitContenderDeliversInIt(a);
     }
 
     @Test
@@ -102,6 +92,11 @@ class LeaseWriteInterruptedTest {
 
         // Then the checkpoint ends with the interrupt, and the renewed lease was released when the attempt closed
         assertThat(checkpointing.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS)).isInstanceOf(InterruptedException.class);
+        assertScope0OpenAndANoWaitContenderDeliversInIt(a);
+    }
+
+    /** Scope 0 is open with no lease, so a contender that does not wait proceeds at once in it, and delivers once. */
+    private static void assertScope0OpenAndANoWaitContenderDeliversInIt(Worker a) throws Exception {
         KeyHistory history = a.gate().inspect(zk.key().key());
         assertThat(history.scopes()).singleElement().satisfies(s -> {
             assertThat(s.state()).isEqualTo(ScopeState.OPEN);
