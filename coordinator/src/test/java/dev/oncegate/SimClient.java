@@ -327,7 +327,9 @@ final class SimClient implements ZooKeeperOps {
 
     private <T> T once(String op, String path, Call<T> call) throws KeeperException, InterruptedException {
         SimFaults.Fault fault = faults.beforeCall(this, op, path);
-        boolean interrupt = fault == SimFaults.Fault.INTERRUPT_WAIT;
+        // A call made with the flag already set is sent all the same, and its wait throws at once (ZooKeeper's
+        // client queues the packet, then Object.wait sees the flag): the same as an interrupted wait.
+        boolean interrupt = fault == SimFaults.Fault.INTERRUPT_WAIT || Thread.currentThread().isInterrupted();
         if (!started) {
             throw new IllegalStateException(this + " is not started");
         }

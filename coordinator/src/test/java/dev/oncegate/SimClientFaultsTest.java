@@ -77,6 +77,22 @@ class SimClientFaultsTest {
     }
 
     @Test
+    void callMadeWithTheFlagSet_isSentAllTheSame_andThrowsInterruptedException() throws Exception {
+        // Given a client on a thread already flagged interrupted (ZooKeeper's client queues, then its wait throws)
+        SimClient c = new SimClient(server, "a").retries(3).start();
+        Thread.currentThread().interrupt();
+        try {
+            // When it creates /x, Then the server created it, and the call throws with the flag still set
+            assertThatThrownBy(() -> c.create("/x", new byte[0], CreateMode.PERSISTENT, null, null, false))
+                    .isInstanceOf(InterruptedException.class);
+            assertThat(Thread.currentThread().isInterrupted()).isTrue();
+        } finally {
+            Thread.interrupted();
+        }
+        assertThat(server.stat("/x")).isNotNull();
+    }
+
+    @Test
     void interruptedWaitOfAMultiOnce_getsItsReply_andReportsTheInterrupt() throws Exception {
         // Given a client whose arming-style multi (sent once) has its wait interrupted
         SimClient c = new SimClient(server, "a").start();
