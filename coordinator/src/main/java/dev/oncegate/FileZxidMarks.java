@@ -116,6 +116,9 @@ final class FileZxidMarks extends MemoryZxidMarks {
             if (risen(mine).isEmpty()) {
                 return; // the flush this one waited for wrote them
             }
+            // An executor interrupted while it armed or recorded still flushes what it saw (a flagged thread's
+            // FileChannel.lock throws and closes the channel): the flag is cleared for the file's I/O, then restored.
+            boolean flagged = Thread.interrupted();
             try {
                 if (!Files.isDirectory(file.toAbsolutePath().getParent())) {
                     Files.createDirectories(file.toAbsolutePath().getParent());
@@ -133,6 +136,10 @@ final class FileZxidMarks extends MemoryZxidMarks {
                     writeFailing = true;
                     LOG.warn("oncegate could not update its zxid marks in {} ({}): rollback detection on this host"
                             + " covers this process only until it can", file, e.toString());
+                }
+            } finally {
+                if (flagged) {
+                    Thread.currentThread().interrupt();
                 }
             }
         }

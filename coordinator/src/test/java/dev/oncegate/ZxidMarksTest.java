@@ -62,6 +62,34 @@ class ZxidMarksTest {
     }
 
     @Test
+    void file_flushedByAnInterruptedThread_stillPersists_andTheFlagIsKept() {
+        // Given marks observed by an executor whose thread was interrupted (a SIGTERM while it armed)
+        Path file = dir.resolve("zxid-marks.json");
+        ZxidMarks marks = ZxidMarks.file(file, "127.0.0.1:2181");
+        marks.observe("/oncegate", "g1", 42);
+        Thread.currentThread().interrupt();
+        try {
+            // When it flushes them (a flagged thread's FileChannel.lock would throw and close the channel)
+            marks.flush();
+            // Then they are on the file all the same, and the flag is still set for the caller
+            assertThat(Thread.currentThread().isInterrupted()).isTrue();
+        } finally {
+            Thread.interrupted();
+        }
+        assertThat(ZxidMarks.file(file, "x").highest("/oncegate", "g1")).isEqualTo(42);
+        // and an interrupted thread that reads the file (a new gate, say) does not take it for a broken one
+        // (Files.readAllBytes is not cut short by the flag; this keeps it so)
+        Thread.currentThread().interrupt();
+        try {
+            ZxidMarks reader = ZxidMarks.file(file, "y");
+            assertThat(reader.unreadable()).isEmpty();
+            assertThat(reader.highest("/oncegate", "g1")).isEqualTo(42);
+        } finally {
+            Thread.interrupted();
+        }
+    }
+
+    @Test
     void file_concurrentFlushes_loseNothing() throws Exception {
         Path file = dir.resolve("zxid-marks.json");
         ExecutorService pool = Executors.newFixedThreadPool(8);
