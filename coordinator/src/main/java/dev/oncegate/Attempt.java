@@ -39,7 +39,7 @@ public interface Attempt extends AutoCloseable {
      * @throws IllegalStateException when this attempt never proceeded, already crossed, or is closed
      * @throws InterruptedException when interrupted while the renewal was in flight: the attempt
      *     still proceeds, with whatever token the renewal left (it may have landed), and closing it
-     *     releases the lease; the flag stays set
+     *     releases the lease
      */
     Decision checkpoint(String name) throws InterruptedException;
 

@@ -123,7 +123,7 @@ public interface Gate extends AutoCloseable {
      * @return the attempt; call {@link Attempt#close()} when done (try-with-resources)
      * @throws InterruptedException when interrupted before a decision: nothing was armed, and a
      *     lease this contender had just taken (even one whose reply the interrupt cut off) was
-     *     released, so the next contender need not wait out its TTL; the flag stays set
+     *     released, so the next contender need not wait out its TTL
      */
     Attempt enter(EffectKey key, Duration wait) throws InterruptedException;
 
