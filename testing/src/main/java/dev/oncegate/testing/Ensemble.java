@@ -62,7 +62,7 @@ public final class Ensemble implements AutoCloseable {
      * Starts three servers and returns once they serve (a leader is elected).
      *
      * @throws IllegalStateException when a server does not start or no leader is elected within
-     *     {@code timeout}; everything started is stopped and removed again
+     *     {@code timeout}; everything started is stopped and removed again (also when interrupted)
      */
     public static Ensemble start(Duration timeout) throws InterruptedException {
         java.nio.file.Path scratch = Scratch.create("oncegate-ensemble-");
@@ -92,7 +92,14 @@ public final class Ensemble implements AutoCloseable {
             ensemble.close();
             throw new IllegalStateException("could not start a 3-server ensemble: " + e.getMessage(), e);
         }
-        if (!ensemble.awaitLeader(timeout)) {
+        boolean led;
+        try {
+            led = ensemble.awaitLeader(timeout);
+        } catch (InterruptedException e) {
+            ensemble.close(); // nothing left running or on disk
+            throw e;
+        }
+        if (!led) {
             ensemble.close();
             throw new IllegalStateException("the ensemble elected no leader within " + timeout);
         }
