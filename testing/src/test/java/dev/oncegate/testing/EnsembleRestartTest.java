@@ -70,6 +70,26 @@ class EnsembleRestartTest {
     }
 
     @Test
+    void aStandaloneRestartWhosePortIsTaken_isRefused_andWorksOnceItIsFree() throws Exception {
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.start()) {
+            // Given a stopped server whose port another process took meanwhile
+            int port = zk.server().getPort();
+            zk.stop();
+            try (ServerSocket squatter = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+                // When it is restarted, Then the restart is refused with a message naming the port (ZooKeeper
+                // would have failed to bind and ended this JVM)
+                assertThatThrownBy(zk::restart).isInstanceOf(IllegalStateException.class).hasMessageContaining("port " + port);
+            }
+            // and once the port is free again it restarts with its data
+            zk.restart();
+            try (CuratorFramework client = zk.newClient(Timing.SESSION)) {
+                client.create().forPath("/after-restart");
+                assertThat(client.checkExists().forPath("/after-restart")).isNotNull();
+            }
+        }
+    }
+
+    @Test
     void portsAreChosenBelowTheEphemeralRange(@TempDir Path dir) throws Exception {
         Path range = dir.resolve("ip_local_port_range");
         Files.writeString(range, "40000\t60999\n", StandardCharsets.US_ASCII);
