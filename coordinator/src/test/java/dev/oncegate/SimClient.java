@@ -470,15 +470,14 @@ final class SimClient implements ZooKeeperOps {
 
     @Override
     public MultiReply multiOnce(List<Op> ops, Duration replyBound) {
-        boolean interrupted = Thread.currentThread().isInterrupted();
-        int lost = Code.CONNECTIONLOSS.intValue();
+        // The flag, set before the call or by its interrupted wait (once never clears it), is the reply's interrupt.
         try {
             List<OpResult> results = once("multiOnce", firstPath(ops), s -> server.multi(s, ops));
-            return new MultiReply(Code.OK.intValue(), results, interrupted || Thread.currentThread().isInterrupted());
+            return new MultiReply(Code.OK.intValue(), results, Thread.currentThread().isInterrupted());
         } catch (KeeperException.ConnectionLossException e) {
-            return new MultiReply(lost, null, interrupted || Thread.currentThread().isInterrupted());
+            return new MultiReply(Code.CONNECTIONLOSS.intValue(), null, Thread.currentThread().isInterrupted());
         } catch (KeeperException e) {
-            return new MultiReply(e.code().intValue(), e.getResults(), interrupted || Thread.currentThread().isInterrupted());
+            return new MultiReply(e.code().intValue(), e.getResults(), Thread.currentThread().isInterrupted());
         } catch (InterruptedException e) {
             throw new IllegalStateException("multiOnce is never interrupted (once sets the flag instead)", e);
         }
