@@ -11,6 +11,7 @@ import dev.oncegate.Gate;
 import dev.oncegate.StopReason;
 import dev.oncegate.testing.AmbiguousWriteCnxnFactory;
 import dev.oncegate.testing.Timing;
+import dev.oncegate.testing.Worker;
 import dev.oncegate.testing.ZooKeeperExtension;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.Test;
@@ -30,7 +31,8 @@ class McpSessionEndTest {
     @Test
     void sessionEndingWhileACrossIsInFlight_thatIsThenRefused_countsNoUnreportedCrossing() throws Exception {
         // Given a session holding an effect, whose cross_effect is in flight: the server holds its arming write
-        Gate gate = zk.newGate("mcp-agent");
+        Worker agent = zk.newWorker("mcp-agent", Timing.LONG_SESSION, b -> { }); // the hold must not outlive the connection
+        Gate gate = agent.gate();
         McpSession session = new McpSession(gate, () -> { });
         EffectKey key = zk.newKey();
         assertThat(session.check(key, Duration.ZERO).awaitEntry().proceeds()).isTrue();
@@ -60,6 +62,7 @@ class McpSessionEndTest {
 
         // Then the cross was refused, nothing was armed, and the session counts no crossing left unreported
         Object answer = cross.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(agent.connectionInterrupted()).as("premise: the connection outlived the hold").isFalse();
         assertThat(answer).isInstanceOfSatisfying(McpEffect.CrossAnswer.class, a -> {
             assertThat(a.armed()).isNull();
             assertThat(a.refused()).isNotNull();

@@ -73,7 +73,10 @@ public final class AmbiguousWriteCnxnFactory extends NIOServerCnxnFactory {
     /**
      * A request held before the server applies it (the connection's later requests wait behind
      * it): {@link #awaitHeld} until it arrived, then {@link #release} to let the server apply it
-     * and reply. Thread-safe.
+     * and reply. Its connection's pings wait behind it too, so a hold longer than two thirds of the
+     * client's session ends the connection, and Curator may retry the request on a new one: hold
+     * requests of a worker with {@link Timing#LONG_SESSION}, and check
+     * {@link Worker#connectionInterrupted()} before asserting on what happened. Thread-safe.
      */
     public static final class Hold {
         private final java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);

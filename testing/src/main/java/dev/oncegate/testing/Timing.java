@@ -30,6 +30,14 @@ public final class Timing {
      */
     public static final Duration SESSION = scaled(Duration.ofSeconds(6));
 
+    /**
+     * The longest session the kit's embedded servers grant (20 s, not scaled: they cap it there): for
+     * a worker whose request a test holds at the server ({@link AmbiguousWriteCnxnFactory.Hold}). A
+     * held request holds up its connection's pings too, and the client ends a connection that has
+     * said nothing for two thirds of its session, so this leaves about 13 s between hold and release.
+     */
+    public static final Duration LONG_SESSION = Duration.ofSeconds(20);
+
     /** How long a contender waits ({@code gate.enter(key, WAIT)}) when a test wants it to wait for the executor. */
     public static final Duration WAIT = scaled(Duration.ofSeconds(30));
 

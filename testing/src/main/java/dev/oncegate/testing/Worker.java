@@ -2,10 +2,12 @@ package dev.oncegate.testing;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 import dev.oncegate.Gate;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.state.ConnectionState;
 
 /**
  * A stand-in for one worker process: its own Curator client (so its own ZooKeeper session)
@@ -13,19 +15,21 @@ import org.apache.curator.framework.CuratorFramework;
  * whose client is closed without closing its attempts is a crashed process: its session
  * ends, its latch node vanishes, its lease stays behind.
  *
- * <p>Thread-safe as far as its parts are: the gate and the client are, and {@link #close()}
- * is idempotent.
+ * <p>Thread-safe as far as its parts are: the gate and the client are, {@link #close()} is
+ * idempotent, and {@link #connectionInterrupted()} is an atomic flag.
  */
 public final class Worker implements AutoCloseable {
 
     private final CuratorFramework client;
     private final Gate gate;
     private final String taskId;
+    private final AtomicBoolean interrupted;
 
-    private Worker(CuratorFramework client, Gate gate, String taskId) {
+    private Worker(CuratorFramework client, Gate gate, String taskId, AtomicBoolean interrupted) {
         this.client = client;
         this.gate = gate;
         this.taskId = taskId;
+        this.interrupted = interrupted;
     }
 
     /**
@@ -42,10 +46,16 @@ public final class Worker implements AutoCloseable {
                                Consumer<Gate.Builder> configure) {
         Objects.requireNonNull(configure, "configure");
         CuratorFramework client = EmbeddedZooKeeper.newClient(connectString, sessionTimeout);
+        AtomicBoolean interrupted = new AtomicBoolean();
+        client.getConnectionStateListenable().addListener((c, state) -> {
+            if (state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {
+                interrupted.set(true);
+            }
+        });
         try {
             Gate.Builder builder = Gate.builder(client).namespace(namespace).taskId(taskId).host("test-host");
             configure.accept(builder);
-            return new Worker(client, builder.build(), taskId);
+            return new Worker(client, builder.build(), taskId, interrupted);
         } catch (RuntimeException | Error e) {
             client.close();
             throw e;
@@ -67,6 +77,16 @@ public final class Worker implements AutoCloseable {
 
     public String taskId() {
         return taskId;
+    }
+
+    /**
+     * Whether this worker's connection was suspended or its session lost since it started: a test
+     * whose premise is an unbroken connection (a request held at the server, say: see
+     * {@link AmbiguousWriteCnxnFactory.Hold}) checks it, so that it fails saying so instead of
+     * asserting on what a retry on a new connection did.
+     */
+    public boolean connectionInterrupted() {
+        return interrupted.get();
     }
 
     /** Kills the worker's connection as a crashed process would: closes the client only. */

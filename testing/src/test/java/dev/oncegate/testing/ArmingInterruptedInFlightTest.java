@@ -28,7 +28,7 @@ class ArmingInterruptedInFlightTest {
 
     @Test
     void interruptWhileTheArmIsInFlight_armedButNeverInvoked_recordsNotSent_andTheKeyStaysFree() throws Exception {
-        Worker a = zk.newWorker("task-a");
+        Worker a = zk.newWorker("task-a", Timing.LONG_SESSION, b -> { }); // the hold must not outlive the connection
         AtomicReference<Thread> executor = new AtomicReference<>();
         AtomicBoolean stillInterrupted = new AtomicBoolean();
         // Given the server holds the next arming request before applying it
@@ -49,7 +49,9 @@ class ArmingInterruptedInFlightTest {
         hold.release();
 
         // Then the scope was armed, the action never ran, and not_sent is recorded; the interrupt is kept
-        assertThat(crossing.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS))
+        Crossing crossed = crossing.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(a.connectionInterrupted()).as("premise: the connection outlived the hold").isFalse();
+        assertThat(crossed)
                 .isInstanceOfSatisfying(Crossing.Crossed.class, c -> {
                     assertThat(c.outcome()).isEqualTo(Outcome.NOT_SENT);
                     assertThat(c.recorded()).isTrue();

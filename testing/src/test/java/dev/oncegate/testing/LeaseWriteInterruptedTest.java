@@ -21,6 +21,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * does not wait (run's default {@code --wait 0}) stop busy, "another executor is active", for a
  * whole lease TTL, though nobody was executing. The contender now learns whether its write landed
  * and releases it before the InterruptedException leaves {@code enter}.
+ *
+ * <p>A held request holds up its connection's pings too: on a loaded machine, a hold that outlived
+ * a short session's read timeout ended the connection, Curator retried the write on a new one, and
+ * the interrupt came after it had proceeded. The workers here have {@link Timing#LONG_SESSION}, and
+ * each test checks that the connection stayed up.
  */
 class LeaseWriteInterruptedTest {
 
@@ -30,7 +35,7 @@ class LeaseWriteInterruptedTest {
     @Test
     void interruptWhileTheLeaseWriteIsInFlight_theLeaseThatLandedIsReleased_andTheNextContenderProceedsAtOnce()
             throws Exception {
-        Worker a = zk.newWorker("task-a");
+        Worker a = zk.newWorker("task-a", Timing.LONG_SESSION, b -> { });
         AtomicReference<Thread> contender = new AtomicReference<>();
         AtomicBoolean flagKept = new AtomicBoolean();
         // Given the server holds the first contender's lease write on scope 0 before applying it
@@ -52,15 +57,18 @@ class LeaseWriteInterruptedTest {
         hold.release();
 
         // Then entering ends with the interrupt, deciding nothing
-        assertThat(entering.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS)).isInstanceOf(InterruptedException.class);
+        Object entered = entering.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(a.connectionInterrupted()).as("premise: the connection outlived the hold (else the write was retried on a new one)").isFalse();
+        assertThat(entered).isInstanceOf(InterruptedException.class);
         assertThat(flagKept).as("the interrupt is kept for the caller").isTrue();
-        // and the lease that landed was released
+        // and the lease that landed (version 1) was released (version 2)
+        assertThat(a.client().checkExists().forPath(zk.keyPath() + "/0").getVersion()).as("scope 0's version").isEqualTo(2);
         assertScope0OpenAndANoWaitContenderDeliversInIt(a);
     }
 
     @Test
     void interruptWhileACheckpointsRenewalIsInFlight_closingTheAttemptReleasesTheRenewedLease() throws Exception {
-        Worker a = zk.newWorker("task-a");
+        Worker a = zk.newWorker("task-a", Timing.LONG_SESSION, b -> { });
         AtomicReference<Thread> executor = new AtomicReference<>();
         java.util.concurrent.CountDownLatch proceeding = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch holdSet = new java.util.concurrent.CountDownLatch(1);
@@ -91,7 +99,9 @@ class LeaseWriteInterruptedTest {
         hold.get().release();
 
         // Then the checkpoint ends with the interrupt, and the renewed lease was released when the attempt closed
-        assertThat(checkpointing.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS)).isInstanceOf(InterruptedException.class);
+        Object checkpointed = checkpointing.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(a.connectionInterrupted()).as("premise: the connection outlived the hold (else the renewal was retried on a new one)").isFalse();
+        assertThat(checkpointed).isInstanceOf(InterruptedException.class);
         assertScope0OpenAndANoWaitContenderDeliversInIt(a);
     }
 
