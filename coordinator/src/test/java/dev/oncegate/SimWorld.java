@@ -306,8 +306,13 @@ final class SimWorld {
                     String where = signalled.getMessage() == null ? "?" : signalled.getMessage().startsWith("interrupted while crossing")
                             ? "crossing" : signalled.getMessage().replaceAll(".* to (\\w+) .*", "$1");
                     count("worker stopped by an interrupt: " + where);
-                    count("worker stopped by an interrupt: " + (leftALease(name, c, key)
-                            ? "left an unarmed scope leased (it lapses after its TTL), interrupted in " + where : "left no lease"));
+                    String left = leftALease(name, c, key);
+                    if (left != null && left.endsWith("present")) { // a liveness bug to trace: say where to replay it
+                        System.out.println("simulation: seed " + seed + " config " + config.encode()
+                                + ": an interrupted worker left an unarmed lease whose election node is present " + signalled.getMessage());
+                    }
+                    count("worker stopped by an interrupt: " + (left == null ? "left no lease"
+                            : "left an unarmed scope leased (it lapses after its TTL), " + left + ", interrupted in " + where));
                     return;
                 }
             }
@@ -337,16 +342,21 @@ final class SimWorld {
             if (Thread.interrupted()) {
                 // interrupted while arming: the crossing says what became of it, and the worker stops
                 throw new InterruptedException("interrupted while crossing: " + (crossing instanceof Crossing.Crossed c
-                        ? c.outcome() : "refused"));
+                        ? c.outcome() : "refused " + ((Crossing.Refused) crossing).stop().reason().wireName()));
             }
         }
     }
 
-    /** Whether a scope of {@code key} holds a lease of this worker's (task {@code name}, its session). */
-    private boolean leftALease(String name, SimClient c, EffectKey key) {
+    /**
+     * Whether the worker left a scope of {@code key} leased without arming it: null if not; else
+     * whether the lease's election node is still there. A release is a CAS that checks that node
+     * (it binds the write to the scope's incarnation), so one whose node is gone (the wipe's deleteall,
+     * or the session's end) is refused by design; a lease left with its node present would be a bug.
+     */
+    private String leftALease(String name, SimClient c, EffectKey key) {
         String keyPath = key.path(NS);
         if (server.stat(keyPath) == null) {
-            return false;
+            return null;
         }
         String session = Long.toHexString(c.sessionId());
         for (String child : server.children(keyPath)) {
@@ -359,13 +369,14 @@ final class SimWorld {
                 KeyHistory.Lease lease = scope.lease();
                 if (!scope.armed() && lease != null && lease.holder().task().equals(name)
                         && lease.holder().session().equals(session)) {
-                    return true;
+                    return server.stat(lease.electionNode()) == null ? "its election node gone (the release CAS checks it)"
+                            : "its election node present";
                 }
             } catch (RuntimeException unreadable) {
                 // a rogue's forgery: not this worker's lease
             }
         }
-        return false;
+        return null;
     }
 
     /** The action: the boundary. The checker learns of every crossing before anything is sent. */
