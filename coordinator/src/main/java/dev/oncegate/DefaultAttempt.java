@@ -942,9 +942,9 @@ final class DefaultAttempt implements Attempt {
             StopReason reason = next == Phase.STOPPED ? ((Decision.Stop) decision).reason() : null;
             // The release is a CAS on our token: it fails harmlessly when someone took the lease
             // over, or when an ambiguous arming write was in fact applied (arming bumps the version).
-            if (reason != StopReason.FENCED) {
-                releaseLease(reason != StopReason.WRITE_RESULT_UNKNOWN);
-            }
+            // Sent on a fence too: a refusal that reads as one may have left the lease ours (an armed
+            // record forged under it, which an interrupted executor cannot read), and the fence was counted.
+            releaseLease(reason != StopReason.WRITE_RESULT_UNKNOWN && reason != StopReason.FENCED);
             leasedScope = null;
             gate.metrics.executorEnded();
         } else if (from == Phase.ARMED) {

@@ -37,4 +37,18 @@ class SimulationRegressionTest {
         }
         assertThat(r.violations()).as("seed %d (%s)", seed, bug).isEmpty();
     }
+
+    /**
+     * A liveness history, not an invariant's: an executor interrupted while its arming was in flight,
+     * refused by an armed record the rogue forged under its lease, could not read what refused it,
+     * took the refusal for a fence and kept the lease (a no-wait contender then stopped busy for a TTL).
+     */
+    @org.junit.jupiter.api.Test
+    void interruptedExecutorRefusedByAForgedArmedRecord_leavesNoLeaseWithItsElectionNodePresent() {
+        long seed = 9146216;
+        SimWorld.Result r = new SimWorld(seed, SimWorld.Config.decode("4,1,true,true,true,false,221,false,true")).run();
+        assertThat(r.rules()).as("rules exercised").containsKey("crossing: refused FENCED")
+                .noneSatisfy((rule, count) -> assertThat(rule).contains("its election node present"));
+        assertThat(r.violations()).isEmpty();
+    }
 }
