@@ -150,6 +150,11 @@ final class DefaultAttempt implements Attempt {
     private long leaseSession;
     /** The election node the lease was taken with: every later lease write and the arming check it. */
     private String leaseNode;
+    /**
+     * A lease write of this attempt's whose landing could not be learnt (its wait was interrupted, and
+     * so was the read that asked): the release asks again before it is sent. Null otherwise.
+     */
+    private UnconfirmedLease unconfirmedLease;
     private final List<String> checkpoints = new ArrayList<>();
 
     DefaultAttempt(DefaultGate gate, EffectKey key) {
@@ -470,7 +475,7 @@ final class DefaultAttempt implements Attempt {
         try {
             write = protocol.executor().writeLease(scopePath, view.version(), leased, electionNode);
         } catch (InterruptedException e) {
-            FencingToken landed = landedDespiteInterrupt(view.version(), leased, "taking");
+            FencingToken landed = landedDespiteInterrupt(view.version(), leased, electionNode, "taking");
             if (landed != null) { // ours, for enter to release
                 token = landed;
                 leasedScope = leased;
@@ -592,7 +597,7 @@ final class DefaultAttempt implements Attempt {
                     stop = leaseRefused(write.refusal(), "checkpoint " + name);
                 }
             } catch (InterruptedException e) {
-                FencingToken landed = landedDespiteInterrupt(token.version(), renewed, "renewing");
+                FencingToken landed = landedDespiteInterrupt(token.version(), renewed, leaseNode, "renewing");
                 if (landed != null) { // the token moved: the release that closing the attempt sends must carry it
                     token = landed;
                     leasedScope = renewed;
@@ -880,21 +885,24 @@ final class DefaultAttempt implements Attempt {
      * ZooKeeper had sent it, and the server may apply it. Asks, with a read that follows the write on
      * this session (ZooKeeper answers it after the write), whether {@code written} landed at
      * {@code expectedVersion + 1}: its token, or null when it did not land or that cannot be learnt
-     * (then, if it did, the lease lapses after its TTL). The interrupt flag is kept.
+     * (then it is kept as {@link #unconfirmedLease}, checked with {@code electionNode}, for the release
+     * to ask again). The interrupt flag is kept.
      */
-    private FencingToken landedDespiteInterrupt(int expectedVersion, Records.Scope written, String what) {
+    private FencingToken landedDespiteInterrupt(int expectedVersion, Records.Scope written, String electionNode, String what) {
         boolean flagged = Thread.interrupted(); // Curator sets it again; a flagged thread cannot ask ZooKeeper
         try {
             ExecutorWrites.LeaseWrite landed = protocol.executor().recogniseLease(scopePath, expectedVersion, written);
             return landed.written() ? landed.token() : null;
         } catch (InterruptedException again) {
             flagged = true;
-            LOG.warn("interrupted twice while {} the lease of scope {}: if the write landed, the lease lapses after its TTL",
+            unconfirmedLease = new UnconfirmedLease(expectedVersion, written, electionNode);
+            LOG.warn("interrupted twice while {} the lease of scope {}: the release asks again whether the write landed",
                     what, view.scope());
             return null;
         } catch (Exception e) {
-            LOG.warn("interrupted while {} the lease of scope {}, and could not learn whether the write landed ({}): if"
-                    + " it did, the lease lapses after its TTL", what, view.scope(), e.toString());
+            unconfirmedLease = new UnconfirmedLease(expectedVersion, written, electionNode);
+            LOG.warn("interrupted while {} the lease of scope {}, and could not learn whether the write landed ({}): the"
+                    + " release asks again", what, view.scope(), e.toString());
             return null;
         } finally {
             if (flagged) {
@@ -978,14 +986,17 @@ final class DefaultAttempt implements Attempt {
 
     /** {@code multi(check electionNode, setData(scope, no lease, token))}: lets the next contender proceed at once. */
     private void releaseLease(boolean countFenced) {
-        if (leasedScope == null) {
+        if (leasedScope == null && unconfirmedLease == null) {
             return;
         }
-        Records.Scope released = leasedScope.withLease(null);
         // An interrupted executor still releases (the flag would make ZooKeeper's client throw at once, the
         // CAS sent or not): a bounded write, like the outcome's; the flag is restored for the caller.
         boolean flagged = Thread.interrupted();
         try {
+            if (unconfirmedLease != null && !learnUnconfirmedLease()) {
+                return; // it did not land, and no other lease of ours is held
+            }
+            Records.Scope released = leasedScope.withLease(null);
             ExecutorWrites.LeaseWrite write = protocol.executor().writeLease(scopePath, token.version(), released, leaseNode);
             if (write.written()) {
                 LOG.debug("released the lease without arming");
@@ -1003,6 +1014,27 @@ final class DefaultAttempt implements Attempt {
             }
         }
         leasedScope = null;
+    }
+
+    /**
+     * Asks whether {@link #unconfirmedLease} landed (on a thread whose flag is cleared), and takes its
+     * token if it did; whether a lease of this attempt is held after that.
+     */
+    private boolean learnUnconfirmedLease() throws Exception {
+        UnconfirmedLease u = unconfirmedLease;
+        unconfirmedLease = null;
+        ExecutorWrites.LeaseWrite landed = protocol.executor().recogniseLease(scopePath, u.expectedVersion(), u.written());
+        if (landed.written()) {
+            LOG.debug("the lease write whose landing was not learnt did land: token {}", landed.token());
+            token = landed.token();
+            leasedScope = u.written();
+            leaseNode = u.electionNode();
+        }
+        return leasedScope != null;
+    }
+
+    /** A lease write not known to have landed: the version it expected, what it wrote, the election node it checked. */
+    private record UnconfirmedLease(int expectedVersion, Records.Scope written, String electionNode) {
     }
 
     @Override

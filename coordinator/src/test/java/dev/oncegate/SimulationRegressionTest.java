@@ -39,15 +39,21 @@ class SimulationRegressionTest {
     }
 
     /**
-     * A liveness history, not an invariant's: an executor interrupted while its arming was in flight,
-     * refused by an armed record the rogue forged under its lease, could not read what refused it,
-     * took the refusal for a fence and kept the lease (a no-wait contender then stopped busy for a TTL).
+     * Liveness histories, not invariants': an interrupted worker left an unarmed lease whose election
+     * node was still there (a no-wait contender then stopped busy for a lease TTL). Each names how.
      */
-    @org.junit.jupiter.api.Test
-    void interruptedExecutorRefusedByAForgedArmedRecord_leavesNoLeaseWithItsElectionNodePresent() {
-        long seed = 9146216;
-        SimWorld.Result r = new SimWorld(seed, SimWorld.Config.decode("4,1,true,true,true,false,221,false,true")).run();
-        assertThat(r.rules()).as("rules exercised").containsKey("crossing: refused FENCED")
+    @ParameterizedTest(name = "seed {0} ({2})")
+    @CsvSource(delimiter = ';', value = {
+            // refused by an armed record the rogue forged under its lease, the interrupted executor could not read
+            // what refused it, took the refusal for a fence and kept the lease
+            "9146216; 4,1,true,true,true,false,221,false,true; crossing: refused FENCED",
+            // interrupted while its checkpoint's renewal was in flight, and again while it asked whether the renewal
+            // landed: its release carried the old token
+            "9387934; 3,2,true,true,true,true,348,false,true; checkpoint: proceed",
+    })
+    void interruptedWorker_leavesNoLeaseWithItsElectionNodePresent(long seed, String config, String exercised) {
+        SimWorld.Result r = new SimWorld(seed, SimWorld.Config.decode(config)).run();
+        assertThat(r.rules()).as("rules exercised").containsKey(exercised)
                 .noneSatisfy((rule, count) -> assertThat(rule).contains("its election node present"));
         assertThat(r.violations()).isEmpty();
     }

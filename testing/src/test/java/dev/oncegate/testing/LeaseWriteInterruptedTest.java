@@ -68,41 +68,78 @@ class LeaseWriteInterruptedTest {
 
     @Test
     void interruptWhileACheckpointsRenewalIsInFlight_closingTheAttemptReleasesTheRenewedLease() throws Exception {
-        Worker a = zk.newWorker("task-a", Timing.LONG_SESSION, b -> { });
-        AtomicReference<Thread> executor = new AtomicReference<>();
-        java.util.concurrent.CountDownLatch proceeding = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.CountDownLatch holdSet = new java.util.concurrent.CountDownLatch(1);
-        AtomicReference<AmbiguousWriteCnxnFactory.Hold> hold = new AtomicReference<>();
         // Given an executor that proceeds, then passes a checkpoint whose lease renewal the server holds
-        Future<Object> checkpointing = zk.newPool(1).submit(() -> {
-            executor.set(Thread.currentThread());
-            try (Attempt attempt = a.gate().enter(zk.key())) {
-                assertThat(attempt.decision().proceeds()).isTrue();
-                proceeding.countDown();
-                holdSet.await();
-                try {
-                    return attempt.checkpoint("picked");
-                } catch (InterruptedException e) {
-                    return e; // the worker gives up; closing the attempt (here) must release its lease
-                }
-            } finally {
-                Thread.interrupted();
-            }
-        });
-        assertThat(proceeding.await(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-        hold.set(AmbiguousWriteCnxnFactory.holdNextSetData(zk.keyPath() + "/0"));
-        holdSet.countDown();
-        assertThat(hold.get().awaitHeld(Timing.EVENTUALLY)).as("the renewal reached the server").isTrue();
+        Worker a = zk.newWorker("task-a", Timing.LONG_SESSION, b -> { });
+        HeldRenewal held = HeldRenewal.start(a);
 
         // When the executor is interrupted while it waits for the renewal's reply, and then the server applies it
-        executor.get().interrupt();
-        hold.get().release();
+        held.executor().interrupt();
+        held.hold().release();
 
         // Then the checkpoint ends with the interrupt, and the renewed lease was released when the attempt closed
-        Object checkpointed = checkpointing.get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS);
+        Object checkpointed = held.checkpointing().get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS);
         assertThat(a.connectionInterrupted()).as("premise: the connection outlived the hold (else the renewal was retried on a new one)").isFalse();
         assertThat(checkpointed).isInstanceOf(InterruptedException.class);
         assertScope0OpenAndANoWaitContenderDeliversInIt(a);
+    }
+
+    @Test
+    void interruptedTwice_whileARenewalIsInFlightAndThenWhileAskingWhetherItLanded_closingStillReleasesTheLease()
+            throws Exception {
+        // Given an executor that proceeds, then passes a checkpoint whose lease renewal the server holds
+        Worker a = zk.newWorker("task-a", Timing.LONG_SESSION, b -> { });
+        HeldRenewal held = HeldRenewal.start(a);
+
+        // When the executor is interrupted while it waits for the renewal's reply, and again while it waits for
+        // the read that asks whether the renewal landed (queued behind it), and then the server applies the renewal
+        held.executor().interrupt();
+        Scenarios.eventually("the executor asks whether its renewal landed", () -> java.util.Arrays.stream(
+                held.executor().getStackTrace()).anyMatch(f -> f.getMethodName().equals("recogniseLease")));
+        held.executor().interrupt();
+        held.hold().release();
+
+        // Then the checkpoint ends with the interrupt, and closing the attempt learnt the renewed token and released it
+        Object checkpointed = held.checkpointing().get(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(a.connectionInterrupted()).as("premise: the connection outlived the hold").isFalse();
+        assertThat(checkpointed).isInstanceOf(InterruptedException.class);
+        assertThat(a.client().checkExists().forPath(zk.keyPath() + "/0").getVersion())
+                .as("scope 0's version: leased, renewed, released").isEqualTo(3);
+        assertScope0OpenAndANoWaitContenderDeliversInIt(a);
+    }
+
+    /**
+     * An executor of {@code a} that proceeds, then passes a checkpoint whose lease renewal the server
+     * holds (started once the renewal is held); its checkpoint's result, or the InterruptedException it
+     * ended with, is {@code checkpointing}'s, and the attempt is closed (by the worker's thread) after it.
+     */
+    private record HeldRenewal(Future<Object> checkpointing, Thread executor, AmbiguousWriteCnxnFactory.Hold hold) {
+
+        static HeldRenewal start(Worker a) throws Exception {
+            AtomicReference<Thread> executor = new AtomicReference<>();
+            java.util.concurrent.CountDownLatch proceeding = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch holdSet = new java.util.concurrent.CountDownLatch(1);
+            Future<Object> checkpointing = zk.newPool(1).submit(() -> {
+                executor.set(Thread.currentThread());
+                try (Attempt attempt = a.gate().enter(zk.key())) {
+                    assertThat(attempt.decision().proceeds()).isTrue();
+                    proceeding.countDown();
+                    holdSet.await();
+                    try {
+                        return attempt.checkpoint("picked");
+                    } catch (InterruptedException e) {
+                        Thread.interrupted(); // a second interrupt may be pending: closing must release all the same
+                        return e; // the worker gives up; closing the attempt (here) must release its lease
+                    }
+                } finally {
+                    Thread.interrupted();
+                }
+            });
+            assertThat(proceeding.await(Timing.EVENTUALLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            AmbiguousWriteCnxnFactory.Hold hold = AmbiguousWriteCnxnFactory.holdNextSetData(zk.keyPath() + "/0");
+            holdSet.countDown();
+            assertThat(hold.awaitHeld(Timing.EVENTUALLY)).as("the renewal reached the server").isTrue();
+            return new HeldRenewal(checkpointing, executor.get(), hold);
+        }
     }
 
     /** Scope 0 is open with no lease, so a contender that does not wait proceeds at once in it, and delivers once. */
