@@ -32,6 +32,9 @@ final class Elections {
 
     private static final Logger LOG = LoggerFactory.getLogger(Elections.class);
 
+    /** How long closing the gate waits for the latches being closed: a close sends its delete in the background. */
+    static final java.time.Duration CLOSE_BOUND = java.time.Duration.ofSeconds(2);
+
     private final Set<LeaderLatch> leaving = ConcurrentHashMap.newKeySet();
     private final ExecutorService closer;
 
@@ -73,7 +76,11 @@ final class Elections {
         }
     }
 
-    /** Closes every latch still waiting for its turn, and stops the closing thread once its queue is done. */
+    /**
+     * Closes every latch still waiting for its turn, and waits (up to {@link #CLOSE_BOUND}) until the
+     * closing thread's queue is done: the caller closes the Curator client next, and a latch closed
+     * after that fails ("could not close an election latch cleanly"). The interrupt flag is kept.
+     */
     void closeAll() {
         for (LeaderLatch latch : leaving) {
             if (leaving.remove(latch)) {
@@ -81,6 +88,14 @@ final class Elections {
             }
         }
         closer.shutdown();
+        try {
+            if (!closer.awaitTermination(CLOSE_BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
+                LOG.warn("oncegate: election latches still closing after {} ms; their ephemeral nodes go with the session",
+                        CLOSE_BOUND.toMillis());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // their ephemeral nodes go with the session
+        }
     }
 
     /** How many latches wait for their turn to be closed. */

@@ -144,7 +144,11 @@ public interface Gate extends AutoCloseable {
     /** The namespace this gate works in. */
     String namespace();
 
-    /** Stops listening to the client and flushes its {@link ZxidMarks}. Attempts still open keep working until closed. */
+    /**
+     * Stops listening to the client, waits (up to 2 s) for the elections its attempts left to be
+     * closed, so that closing the client next finds none under way, and flushes its
+     * {@link ZxidMarks}. Attempts still open keep working until closed.
+     */
     @Override
     void close();
 
