@@ -27,8 +27,8 @@ class SidecarLifecycleTest extends SidecarFixture {
     @Override
     Sidecar.Settings settings() {
         // Idle and outcome timeouts short enough to wait for, long enough for a loaded machine between two calls.
-        return new Sidecar.Settings("sidecar-test", null, Timing.scaled(Duration.ofSeconds(3)),
-                Timing.scaled(Duration.ofSeconds(6)), 4, 16);
+        return new Sidecar.Settings("sidecar-test", null, Timing.scaled(Duration.ofSeconds(2)),
+                Timing.scaled(Duration.ofSeconds(4)), 4, 16);
     }
 
     @Test
@@ -164,18 +164,20 @@ class SidecarLifecycleTest extends SidecarFixture {
      */
     @Test
     void gateOfATaskFirstSeenLate_waitsTheWholeConnectTimeoutForZooKeeper() throws Exception {
-        // Given: a sidecar whose connect timeout (2 s) ran out long before a new task's first enter
+        // Given: a sidecar whose connect timeout (1 s) ran out long before a new task's first enter
         sidecar.close();
         connection.close();
-        Duration connectTimeout = Duration.ofSeconds(2);
+        Duration connectTimeout = Duration.ofSeconds(1);
         connection = ZooKeeperConnection.open(ZooKeeperConnection.Settings.plain(zk.connectString(), connectTimeout),
                 NAMESPACE, ZxidMarks.inMemory(), Timing.SESSION);
         sidecar = new Sidecar(connection, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), settings(), bearer);
         sidecar.start(new InetSocketAddress("127.0.0.1", 0), null);
         await().pollDelay(connectTimeout.plusMillis(500)).atMost(Timing.EVENTUALLY).until(() -> true);
 
-        // When: ZooKeeper is down as that task enters
+        // When: ZooKeeper is down as that task enters (and the sidecar's client has seen it go: an enter
+        // sent before would have its reads retried by Curator for several connection timeouts instead)
         zk.stop();
+        await().atMost(Timing.EVENTUALLY).until(() -> !connection.client().getZookeeperClient().isConnected());
         Answer late;
         long took;
         try {
