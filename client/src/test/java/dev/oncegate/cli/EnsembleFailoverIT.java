@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,7 +38,9 @@ import org.junit.jupiter.api.io.TempDir;
  * port offset), fleets of {@code oncegate run} processes racing over a few effects, and the
  * leader killed with SIGKILL while they cross, then restarted. Every gated command appends to a
  * ledger; afterwards no effect was delivered twice and no key is stuck: one more run per effect
- * decides at once, and {@code oncegate inspect} shows every key consumed.
+ * decides, and {@code oncegate inspect} shows every key consumed. A run whose arming write had its
+ * reply lost in the failover (exit 13, {@code write_result_unknown}) leaves its key armed, as SPEC §9
+ * says: that counts as armed and its command never ran, so the key reads unknown for good.
  */
 class EnsembleFailoverIT {
 
@@ -121,10 +124,16 @@ class EnsembleFailoverIT {
         assertThat(restart.exit()).as(restart.toString()).isZero();
         log("server " + leader + " restarted");
         Map<Integer, Integer> exits = new HashMap<>();
+        // the keys whose arming write had its reply lost in the failover (SPEC §9): they count as armed, for good
+        Set<String> armingReplyLost = new HashSet<>();
         for (Cli.Running run : runs) {
             Cli.Result result = run.await(Timing.PROCESS);
             exits.merge(result.exit(), 1, Integer::sum);
             assertThat(result.exit()).as(result.toString()).isIn(ExitCode.OK, 1, 10, 11, 12, 13);
+            if (result.exit() == 13 && result.runJson().path("reason").asText().equals("write_result_unknown")) {
+                log("arming reply lost: " + result.runJson());
+                armingReplyLost.add(result.runJson().path("key").asText());
+            }
         }
 
         // Then one more run per effect decides at once: the effect is consumed, or delivered now
@@ -145,15 +154,24 @@ class EnsembleFailoverIT {
                 .collect(Collectors.groupingBy(l -> l.split(" ")[0], LinkedHashMap::new, Collectors.counting()));
         assertThat(deliveries).as("deliveries per key; run exits " + exits).allSatisfy((k, n) -> assertThat(n).isEqualTo(1));
         assertThat(deliveries.keySet()).isSubsetOf(Set.copyOf(keys));
-        // and inspect shows every key consumed, none leased or armed without an outcome
+        // and inspect shows every key consumed, none leased or open, and none armed without an outcome but
+        // where a run's arming write had its reply lost (exit 13, write_result_unknown): that counts as armed
+        // and its command never ran (SPEC §9), so the key reads unknown for good, with nothing delivered
         for (String key : keys) {
             JsonNode inspect = cli.run("inspect", "--key", key).stdoutJson();
-            assertThat(inspect.path("state").asText()).as(inspect.toString()).isIn("sent_verified", "send_status_unknown");
+            boolean replyLost = armingReplyLost.contains(key);
+            assertThat(inspect.path("state").asText()).as(inspect.toString())
+                    .isIn(replyLost ? List.of("sent_verified", "send_status_unknown", "armed")
+                            : List.of("sent_verified", "send_status_unknown"));
             if (inspect.path("state").asText().equals("sent_verified")) {
                 assertThat(deliveries).containsEntry(key, 1L);
             }
+            if (inspect.path("state").asText().equals("armed")) {
+                assertThat(deliveries).as("a key armed by a lost reply: its command never ran").doesNotContainKey(key);
+            }
             for (JsonNode scope : inspect.path("scopes")) {
-                assertThat(scope.path("state").asText()).as(inspect.toString()).isNotIn("leased", "armed", "open");
+                assertThat(scope.path("state").asText()).as(inspect.toString())
+                        .isNotIn(replyLost ? List.of("leased", "open") : List.of("leased", "armed", "open"));
             }
         }
         assertThat(deliveries).isNotEmpty();
