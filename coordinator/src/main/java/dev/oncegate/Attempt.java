@@ -37,9 +37,9 @@ public interface Attempt extends AutoCloseable {
      * @return {@link Decision.Proceed} with the new token, or the stop; once stopped, every later
      *         checkpoint returns the same stop
      * @throws IllegalStateException when this attempt never proceeded, already crossed, or is closed
-     * @throws InterruptedException when interrupted while the renewal was in flight: the attempt
-     *     still proceeds, with whatever token the renewal left (it may have landed), and closing it
-     *     releases the lease
+     * @throws InterruptedException when interrupted while the renewal was in flight (or its reply
+     *     was being taken in): the attempt still proceeds, with whatever token the renewal left (it
+     *     may have landed), and closing it releases the lease
      */
     Decision checkpoint(String name) throws InterruptedException;
 

@@ -185,6 +185,12 @@ final class DefaultAttempt implements Attempt {
             if (d == null) {
                 d = contend(started.plus(wait.compareTo(MAX_WAIT) > 0 ? MAX_WAIT : wait), !wait.isZero());
             }
+            if (d.proceeds() && Thread.currentThread().isInterrupted()) {
+                // The interrupt came while the lease write was answered, and ZooKeeper's client, which waits only
+                // while no reply has come, returned the reply with the flag set: an interrupt before the decision.
+                throw new InterruptedException("interrupted while taking the lease of scope " + view.scope() + " of key "
+                        + key.key() + ": nothing was armed, the lease was released");
+            }
         } catch (InterruptedException e) {
             // A lease taken (or learnt to have landed) just before: nothing was armed, so it is released, and the
             // next contender need not wait out its TTL.
@@ -579,6 +585,7 @@ final class DefaultAttempt implements Attempt {
             KeyHistory.Lease held = leasedScope.lease();
             Records.Scope renewed = leasedScope.withLease(new KeyHistory.Lease(held.holder(), leaseNode,
                     gate.clock.instant().plus(gate.leaseTtl), held.takeover()));
+            boolean passed = false;
             try {
                 long seenBeforeSend = gate.ns.highestZxid();
                 ExecutorWrites.LeaseWrite write = protocol.executor().writeLease(scopePath, token.version(), renewed, leaseNode);
@@ -591,7 +598,7 @@ final class DefaultAttempt implements Attempt {
                         checkpoints.add(name);
                         decision = new Decision.Proceed(view.scope(), token);
                         LOG.debug("checkpoint {} passed, token {}", name, token);
-                        return decision;
+                        passed = true;
                     }
                 } else {
                     stop = leaseRefused(write.refusal(), "checkpoint " + name);
@@ -605,6 +612,15 @@ final class DefaultAttempt implements Attempt {
                 throw e; // still PROCEEDING: closing the attempt releases the lease, renewed or not
             } catch (Exception e) {
                 stop = failClosed(e, scopePath);
+            }
+            if (passed) {
+                if (Thread.currentThread().isInterrupted()) {
+                    // Interrupted while the renewal was answered (see enter): the same as during its flight.
+                    throw new InterruptedException("interrupted while renewing the lease of scope " + view.scope()
+                            + " at checkpoint " + name + ": the renewal landed (token " + token + "); closing the"
+                            + " attempt releases the lease");
+                }
+                return decision;
             }
         }
         stopExecutor(stop);

@@ -121,7 +121,8 @@ public interface Gate extends AutoCloseable {
      *
      * @param wait how long to wait for another active executor; zero for not at all
      * @return the attempt; call {@link Attempt#close()} when done (try-with-resources)
-     * @throws InterruptedException when interrupted before a decision: nothing was armed, and a
+     * @throws InterruptedException when interrupted before a decision (an interrupt that arrives
+     *     while the lease write's reply is taken in counts as before): nothing was armed, and a
      *     lease this contender had just taken (even one whose reply the interrupt cut off) was
      *     released, so the next contender need not wait out its TTL
      */
