@@ -26,6 +26,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * a short session's read timeout ended the connection, Curator retried the write on a new one, and
  * the interrupt came after it had proceeded. The workers here have {@link Timing#LONG_SESSION}, and
  * each test checks that the connection stayed up.
+ *
+ * <p>A contender thread descheduled between sending the write and waiting for its reply may see the
+ * reply before the interrupt throws (ZooKeeper's client waits only while no reply has come): it ends
+ * the same way, with the interrupt and the lease released (the coordinator's
+ * {@code InterruptAfterTheLeaseReplyTest} makes that moment certain); before, it proceeded.
  */
 class LeaseWriteInterruptedTest {
 
