@@ -6,10 +6,12 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Predicate;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.BackgroundCallback;
+import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
@@ -52,6 +54,13 @@ final class AclWalk {
 
         /** The walking identity may not read {@code path} (its ACL, or its children). */
         void unreadable(String path) throws Exception;
+
+        /**
+         * When repairing: {@code path}, a {@code KEY/authorizations} znode whose ACL let someone other
+         * than an operator create there ({@code weakness}) under the roles its readers went by, holds
+         * records that were created while it did, so its ACL was left as it is ({@link #replaceWeak}).
+         */
+        void held(String path, String weakness) throws Exception;
     }
 
     private enum Kind { CHILDREN, ACL, SET_ACL }
@@ -69,11 +78,16 @@ final class AclWalk {
      * no persistent znode, at most {@link DefaultOperator#ROLE_PASSES}. What this client may not
      * read or change fails the call, naming it, once every other znode has its role ACL.
      *
-     * @throws OncegateException naming the znodes this client may not read or change, or those still
-     *                           appearing with other ACLs after the last pass
+     * An {@code authorizations} znode found there that lets others than an operator create under it is
+     * replaced only while empty, as {@code oncegate acl} does ({@link #replaceWeak}).
+     *
+     * @throws OncegateException naming the znodes this client may not read or change, those it left
+     *                           holding records it cannot vouch for, or those still appearing with other
+     *                           ACLs after the last pass
      */
     static void secure(CuratorFramework client, String ns, Acls roles) throws Exception {
         java.util.Set<String> locked = new java.util.TreeSet<>();
+        java.util.Set<String> held = new java.util.TreeSet<>();
         List<String> changed = new java.util.ArrayList<>();
         int pass = 0;
         do {
@@ -83,7 +97,8 @@ final class AclWalk {
                         + "): something keeps creating them. Stop it, run `oncegate acl`, and check with `oncegate doctor`");
             }
             changed.clear();
-            walk(client, ns, roles, path -> false, true, new Visitor() {
+            // Nobody went by these roles before (no genesis): every weak authorizations znode is held.
+            walk(client, ns, roles, path -> false, true, roles::authorizationsWeakness, new Visitor() {
                 @Override
                 public void differs(String path, List<ACL> actual, Stat stat, List<ACL> expected) {
                     if (stat.getEphemeralOwner() == 0 && changed.size() < 3) {
@@ -95,8 +110,16 @@ final class AclWalk {
                 public void unreadable(String path) {
                     locked.add(path);
                 }
+
+                @Override
+                public void held(String path, String weakness) {
+                    held.add(path);
+                }
             });
         } while (!changed.isEmpty());
+        if (!held.isEmpty()) {
+            throw new OncegateException("namespace " + ns + " was initialised, but " + heldMessage(held));
+        }
         if (!locked.isEmpty()) {
             List<String> named = locked.stream().limit(5).toList();
             throw new OncegateException("namespace " + ns + " was initialised, but " + locked.size() + " znode(s) that"
@@ -112,12 +135,19 @@ final class AclWalk {
      * {@code roles} give a znode of its kind, and with {@code repair} setting that ACL where it differs;
      * {@code skip} names znodes whose ACL is neither compared nor set (their children are walked).
      *
+     * <p>One kind is not simply set: a {@code KEY/authorizations} znode whose ACL its readers refused
+     * until this walk ({@code refused} says why, or null; null for the function itself when they
+     * refused none). Readers refuse every authorization under such a znode (SPEC §4.9), and its role
+     * ACL would make them honour whatever was forged there meanwhile: so it is replaced by an empty one
+     * with its role ACL, in one multi that fails when it has children, and when it has, it is left as
+     * it is ({@link #replaceWeak}, {@link Visitor#held}).
+     *
      * @return how many znodes were walked
      * @throws KeeperException for any failure but a vanished znode or, when reading, a missing
      *                         permission (which the visitor is told of); when repairing, NoAuth too
      */
     static long walk(CuratorFramework client, String ns, Acls roles, Predicate<String> skip, boolean repair,
-                     Visitor visitor) throws Exception {
+                     Function<List<ACL>, String> refused, Visitor visitor) throws Exception {
         BlockingQueue<Reply> replies = new LinkedBlockingQueue<>();
         Deque<String> toList = new ArrayDeque<>(List.of(ns));
         int inFlight = 0;
@@ -160,7 +190,11 @@ final class AclWalk {
                     if (Acls.same(r.acl(), expected)) {
                         continue;
                     }
-                    if (repair) {
+                    String weakness = repair && refused != null && Layout.kind(ns, r.path()) == Layout.Kind.AUTHORIZATIONS
+                            ? refused.apply(r.acl()) : null;
+                    if (weakness != null) {
+                        replaceWeak(client, r.path(), r.acl(), r.stat(), expected, weakness, visitor);
+                    } else if (repair) {
                         client.setACL().withACL(expected)
                                 .inBackground(callback(Kind.SET_ACL, r.path(), r.acl(), r.stat(), replies)).forPath(r.path());
                         inFlight++;
@@ -172,6 +206,48 @@ final class AclWalk {
             }
         }
         return walked;
+    }
+
+    /**
+     * {@code multi(delete(path, its version), create(path, empty, expected))}: a weak
+     * {@code authorizations} znode replaced whole, so that nothing created under it while it was weak
+     * ever sits under its role ACL. ZooKeeper refuses the delete while it has children (NotEmpty), even
+     * one created since it was listed: then its ACL is left as it is, and readers go on refusing what
+     * is there ({@link Visitor#held}). Synchronous, on the walking thread: such znodes are rare (a
+     * stolen worker credential made them before any honest contender). Curator's retry of a multi whose
+     * reply was lost meets either the empty znode it made (replaced again, harmlessly) or an
+     * operator's authorization made since (NotEmpty, and the role ACL shows the replacement landed).
+     */
+    private static void replaceWeak(CuratorFramework client, String path, List<ACL> actual, Stat stat, List<ACL> expected,
+                                    String weakness, Visitor visitor) throws Exception {
+        try {
+            client.transaction().forOperations(
+                    client.transactionOp().delete().withVersion(stat.getVersion()).forPath(path),
+                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(expected).forPath(path, new byte[0]));
+            visitor.differs(path, actual, stat, expected);
+        } catch (KeeperException.NotEmptyException | KeeperException.BadVersionException e) {
+            if (Acls.same(client.getACL().forPath(path), expected)) {
+                visitor.differs(path, actual, stat, expected); // replaced by this walk's own multi, its reply lost
+            } else {
+                visitor.held(path, weakness);
+            }
+        } catch (KeeperException.NoNodeException gone) {
+            // removed meanwhile (gc, an admin's deleteall), with everything beneath it
+        } catch (KeeperException.NoAuthException e) {
+            visitor.unreadable(path);
+        }
+    }
+
+    /** What {@code oncegate acl} and {@code init} say of the {@code authorizations} znodes they left as they were. */
+    static String heldMessage(java.util.Collection<String> held) {
+        List<String> named = held.stream().limit(5).toList();
+        return held.size() + " authorizations znode(s) let identities other than an operator create there and hold"
+                + " records created while they did: " + String.join(", ", named) + (held.size() > named.size() ? ", …" : "")
+                + ". Their ACL was left as it is, so contenders go on refusing those records (their role ACL would make"
+                + " them honour an after-N forged there). Look at each after-N and reconciled-N record there (`oncegate"
+                + " inspect --key KEY`, zkCli `get`), delete those no operator made (zkCli `delete PATH`, as the admin),"
+                + " then run `oncegate acl` again: it replaces an empty one with its role ACL; an operator then"
+                + " authorizes again what should be redelivered";
     }
 
     private static BackgroundCallback callback(Kind kind, String path, List<ACL> actual, Stat actualStat,

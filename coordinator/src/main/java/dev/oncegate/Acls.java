@@ -138,6 +138,27 @@ final class Acls {
         return null;
     }
 
+    /**
+     * {@link #authorizationsWeakness}, but only for what no role's ACL ever gives: why {@code acl} lets
+     * the world, an address, a scheme other than digest or the worker create on {@code
+     * KEY/authorizations}, remove what is there or change its ACL; null when only digest identities
+     * other than the worker may (the operator's and the admin's, or other ones: a previous role's,
+     * or an invented one). What {@code oncegate acl} holds after a call that stopped halfway.
+     */
+    String authorizationsWeaknessBeyondDigests(List<ACL> acl) {
+        if (roles == null) {
+            return null;
+        }
+        for (ACL entry : acl) {
+            boolean writes = (entry.getPerms() & (Perms.CREATE | Perms.ADMIN | Perms.DELETE)) != 0;
+            if (writes && (!isDigest(entry) || is(entry, roles.worker()))) {
+                return entry.getId().getScheme() + ":" + entry.getId().getId() + " may create authorizations, remove"
+                        + " them or change the ACL";
+            }
+        }
+        return null;
+    }
+
     /** Whether {@code entry} names the digest identity {@code digestId}, as a reader sees it (its password maybe hidden). */
     private static boolean is(ACL entry, String digestId) {
         return isDigest(entry) && (entry.getId().getId().equals(digestId) || entry.getId().getId().equals(redacted(digestId)));

@@ -1226,7 +1226,8 @@ final class DefaultAttempt implements Attempt {
     static Decision.StopUnavailable weakAuthorizations(String keyPath, int n, String authorizationPath, String weakness) {
         return new Decision.StopUnavailable(StopReason.UNREADABLE_RECORD, Evidence.of(Layout.authorizations(keyPath), n,
                 "the redelivery authorization " + authorizationPath + " is under an authorizations znode where not only"
-                        + " operators may create (" + weakness + "): it proves no operator's decision; an admin must repair"
-                        + " the key's ACLs (`oncegate acl`) and an operator authorize again"));
+                        + " operators may create (" + weakness + "): it proves no operator's decision; an admin must delete"
+                        + " the records there that no operator made (zkCli `delete`), then run `oncegate acl` (which gives"
+                        + " the emptied znode its role ACL), and an operator authorize again"));
     }
 }

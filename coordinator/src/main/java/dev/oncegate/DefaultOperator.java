@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.ACL;
@@ -1085,13 +1086,17 @@ final class DefaultOperator implements Operator {
         return runInNamespace("apply the role ACLs", () -> {
             Acls acls = Acls.of(roles);
             String genesisPath = Layout.genesis(ns.namespace);
-            int epoch = nameRoles(genesisPath, roles);
+            List<ACL> genesisAcl = ns.zk.getAcl(genesisPath, null); // set last by `acl`: whether the last one finished
+            NamedRoles naming = nameRoles(genesisPath, roles);
+            int epoch = naming.epoch();
+            Function<List<ACL>, String> refused = refusedUntilNow(genesisAcl, naming.before());
             long[] changed = {0};
             long[] stale = {0}; // persistent znodes changed in this pass
             List<String> examples = new ArrayList<>();
             // Znodes this identity may not read or change (a stolen worker credential can create such a one): the walk
             // goes on past them, so that one of them cannot keep the old identities on every other znode.
             Set<String> locked = new TreeSet<>();
+            Set<String> held = new TreeSet<>();
             int pass = 0;
             do {
                 if (++pass > ROLE_PASSES) {
@@ -1103,7 +1108,7 @@ final class DefaultOperator implements Operator {
                 }
                 stale[0] = 0;
                 examples.clear();
-                AclWalk.walk(ns.curator(), ns.namespace, acls, genesisPath::equals, true, new AclWalk.Visitor() {
+                AclWalk.walk(ns.curator(), ns.namespace, acls, genesisPath::equals, true, refused, new AclWalk.Visitor() {
                     @Override
                     public void differs(String path, List<ACL> actual, Stat stat, List<ACL> expected) {
                         changed[0]++;
@@ -1116,6 +1121,11 @@ final class DefaultOperator implements Operator {
                     @Override
                     public void unreadable(String path) {
                         locked.add(path);
+                    }
+
+                    @Override
+                    public void held(String path, String weakness) {
+                        held.add(path);
                     }
                 });
             } while (stale[0] > 0);
@@ -1130,7 +1140,12 @@ final class DefaultOperator implements Operator {
                         + " (created with an ACL of their own: a stolen worker credential can do that); every other znode"
                         + " has its role ACL now. Have the ZooKeeper super user (the server's"
                         + " zookeeper.DigestAuthenticationProvider.superDigest) look at them and delete them, then run"
-                        + " `oncegate acl` again and check with `oncegate doctor`");
+                        + " `oncegate acl` again and check with `oncegate doctor`"
+                        + (held.isEmpty() ? "" : ". Also: " + AclWalk.heldMessage(held)));
+            }
+            if (!held.isEmpty()) {
+                throw new OncegateException("could not apply the role ACLs to every znode (every other one has its role"
+                        + " ACL now): " + AclWalk.heldMessage(held));
             }
             LOG.info("oncegate namespace {}: roles epoch {} (worker {}, operator {}, admin {}): {} znodes given their role"
                             + " ACL in {} passes", ns.namespace, epoch, user(roles.worker()), user(roles.operator()),
@@ -1145,7 +1160,38 @@ final class DefaultOperator implements Operator {
      *
      * @return the genesis' new version: the new roles epoch
      */
-    private int nameRoles(String genesisPath, Genesis.Roles roles) throws Exception {
+    /**
+     * Which {@code KEY/authorizations} znodes readers refused until this {@code acl} call, and so must
+     * go on refusing ({@link AclWalk#walk}; null: none). They judged by the roles the genesis named,
+     * {@code before}; the genesis' own ACL, which {@code acl} sets last, says whether the call that
+     * named them finished:
+     * <ul>
+     *   <li>no roles before: none (turning roles on trusts the authorizations there, as their readers did);</li>
+     *   <li>it finished: every one whose ACL lets someone other than an operator create there;</li>
+     *   <li>it stopped before its end while turning roles on (the genesis still world-writable): none, as
+     *       if they were turned on now;</li>
+     *   <li>it stopped before its end during a rotation: only those that the world, an address, a
+     *       scheme other than digest or the worker may create under. One that lets other digest
+     *       identities in may carry the previous roles' ACL, which that call did not reach (the README's
+     *       threat model says what this leaves to a forger who invents identities).</li>
+     * </ul>
+     */
+    private static Function<List<ACL>, String> refusedUntilNow(List<ACL> genesisAcl, Genesis.Roles before) {
+        if (before == null) {
+            return null;
+        }
+        Acls readers = Acls.of(before);
+        if (Acls.same(genesisAcl, readers.forKind(Layout.Kind.GENESIS))) {
+            return readers::authorizationsWeakness;
+        }
+        return Acls.worldWritable(genesisAcl) ? null : readers::authorizationsWeaknessBeyondDigests;
+    }
+
+    /** The roles epoch {@link #nameRoles} made, and the roles the genesis named before (null: none). */
+    private record NamedRoles(int epoch, Genesis.Roles before) {
+    }
+
+    private NamedRoles nameRoles(String genesisPath, Genesis.Roles roles) throws Exception {
         Stat stat = new Stat();
         Genesis genesis = Records.decodeGenesis(genesisPath, ns.zk.getData(genesisPath, stat, null));
         Decision.StopUnavailable replaced = ns.checkGenesis(java.util.Optional.of(genesis));
@@ -1153,14 +1199,14 @@ final class DefaultOperator implements Operator {
             throw new StopException(replaced);
         }
         try {
-            return ns.protocol.operator().nameRoles(genesis, stat.getVersion(), roles);
+            return new NamedRoles(ns.protocol.operator().nameRoles(genesis, stat.getVersion(), roles), genesis.roles());
         } catch (KeeperException.BadVersionException e) {
             // The write may be ours, applied before its reply was lost (the client's retry met its own version):
             // then the genesis is exactly what this call wrote, one version on.
             Stat now = new Stat();
             Genesis after = Records.decodeGenesis(genesisPath, ns.zk.getData(genesisPath, now, null));
             if (now.getVersion() == stat.getVersion() + 1 && after.id().equals(genesis.id()) && roles.equals(after.roles())) {
-                return now.getVersion();
+                return new NamedRoles(now.getVersion(), genesis.roles());
             }
             throw new OncegateException("could not apply the role ACLs: " + genesisPath + " changed while it was being"
                     + " rewritten (another `oncegate acl` at the same time?): nothing was changed; run it again", e);

@@ -116,7 +116,7 @@ final class NamespaceCheckup {
     private static Checkup.AclSweep sweep(NamespaceState ns, Acls acls) throws Exception {
         long[] counts = {0, 0}; // differing, world-writable
         List<String> examples = new ArrayList<>();
-        long walked = AclWalk.walk(ns.curator(), ns.namespace, acls, path -> false, false, new AclWalk.Visitor() {
+        long walked = AclWalk.walk(ns.curator(), ns.namespace, acls, path -> false, false, null, new AclWalk.Visitor() {
             @Override
             public void differs(String path, List<ACL> actual, Stat stat, List<ACL> expected) {
                 boolean open = Acls.worldWritable(actual);
@@ -135,6 +135,11 @@ final class NamespaceCheckup {
                 if (examples.size() < EXAMPLES) {
                     examples.add(path + " (this identity may not read it, which every role may)");
                 }
+            }
+
+            @Override
+            public void held(String path, String weakness) {
+                throw new AssertionError("a walk that does not repair held " + path);
             }
         });
         return new Checkup.AclSweep(ns.acls().epoch(), walked, counts[0], counts[1], examples);

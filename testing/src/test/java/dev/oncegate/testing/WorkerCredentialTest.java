@@ -219,11 +219,7 @@ class WorkerCredentialTest {
     void authorizationForgedUnderAWorldWritableAuthorizationsZnode_isNotHonoured() throws Exception {
         // Given the rogue created the key first, with an authorizations znode anyone may create under
         // (and a scope 0 with its proper role ACL, so that an honest worker delivers in it)
-        bucketsByTheRogue();
-        rogue.transaction().forOperations(
-                rogue.transactionOp().create().forPath(keyPath, RoleNamespace.keyRecord(key)),
-                rogue.transactionOp().create().withACL(RoleNamespace.worldWritable()).forPath(keyPath + "/authorizations"),
-                rogue.transactionOp().create().forPath(keyPath + "/0", RoleNamespace.openScope("initial")));
+        keyByTheRogueWithWorldWritableAuthorizations();
         deliverOnce("task-a");
         // When the rogue writes a redelivery authorization for scope 0 there
         rogue.create().forPath(keyPath + "/authorizations/after-0",
@@ -241,5 +237,129 @@ class WorkerCredentialTest {
         });
         assertThat(rogue.checkExists().forPath(keyPath + "/1")).isNull();
         assertThat(zk.provider().deliveries()).isEqualTo(1);
+    }
+    /** The roles this test's namespace was initialised with, as `oncegate acl` names them again (a rotation to the same). */
+    static dev.oncegate.Genesis.Roles sameRoles() {
+        return new dev.oncegate.Genesis.Roles(dev.oncegate.OncegateAcl.digest(RoleNamespace.WORKER),
+                dev.oncegate.OncegateAcl.digest(RoleNamespace.OPERATOR), dev.oncegate.OncegateAcl.digest(RoleNamespace.ADMIN));
+    }
+
+    static org.apache.zookeeper.data.Id digestId(String credentials) {
+        return new org.apache.zookeeper.data.Id("digest", dev.oncegate.OncegateAcl.digest(credentials));
+    }
+
+    /** The key's authorizations znode created by the rogue, world-writable, with scope 0 as an honest worker would find it. */
+    void keyByTheRogueWithWorldWritableAuthorizations() throws Exception {
+        bucketsByTheRogue();
+        rogue.transaction().forOperations(
+                rogue.transactionOp().create().forPath(keyPath, RoleNamespace.keyRecord(key)),
+                rogue.transactionOp().create().withACL(RoleNamespace.worldWritable()).forPath(keyPath + "/authorizations"),
+                rogue.transactionOp().create().forPath(keyPath + "/0", RoleNamespace.openScope("initial")));
+    }
+
+    @Test
+    void aclRepair_ofAnAuthorizationsZnodeHoldingAForgery_leavesItRefused_andSaysWhatToDo() throws Exception {
+        // Given the rogue's world-writable authorizations znode, a delivery in scope 0, and after-0 forged there,
+        // which the next worker refuses
+        keyByTheRogueWithWorldWritableAuthorizations();
+        deliverOnce("task-a");
+        rogue.create().forPath(keyPath + "/authorizations/after-0", "{\"by\":\"alice\",\"reason\":\"resend\"}".getBytes());
+        assertThat(decisionOf("task-b").proceeds()).isFalse();
+
+        // When the admin runs `oncegate acl` (a rotation, or the repair the stop's message points at)
+        java.util.List<String> changed = new java.util.ArrayList<>();
+        assertThatThrownBy(() -> roles.admin().applyRoles(sameRoles(), changed::add))
+                .isInstanceOf(dev.oncegate.OncegateException.class)
+                .hasMessageContaining(keyPath + "/authorizations")
+                .hasMessageContaining("after-");
+
+        // Then that znode keeps its ACL, so the forgery stays refused: the next worker stops, and nothing is delivered again
+        assertThat(changed).doesNotContain(keyPath + "/authorizations");
+        Decision next = decisionOf("task-c");
+        assertThat(next).isInstanceOfSatisfying(Decision.StopUnavailable.class, s -> {
+            assertThat(s.reason()).isEqualTo(StopReason.UNREADABLE_RECORD);
+            assertThat(s.evidence().detail()).contains("not only operators may create");
+        });
+        assertThat(inspect().nextStop()).as(inspect().nextAttempt()).isNotNull();
+        assertThat(rogue.checkExists().forPath(keyPath + "/1")).isNull();
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+    }
+
+    @Test
+    void aclRepair_ofAnEmptyWorldWritableAuthorizationsZnode_replacesIt_soOnlyAnOperatorAuthorizes() throws Exception {
+        // Given the rogue's world-writable authorizations znode, still empty, and a delivery in scope 0
+        keyByTheRogueWithWorldWritableAuthorizations();
+        deliverOnce("task-a");
+
+        // When the admin runs `oncegate acl`
+        java.util.List<String> changed = new java.util.ArrayList<>();
+        roles.admin().applyRoles(sameRoles(), changed::add);
+
+        // Then the znode has its role ACL: the rogue can no longer create there, and an operator's authorization opens scope 1
+        assertThat(changed).contains(keyPath + "/authorizations");
+        assertThatThrownBy(() -> rogue.create().forPath(keyPath + "/authorizations/after-0", "{}".getBytes()))
+                .isInstanceOf(KeeperException.NoAuthException.class);
+        assertThat(roles.operator().authorize(key.key(), 0, "alice", "the customer lost the file").created()).isTrue();
+        assertThat(decisionOf("task-b").proceeds()).isTrue();
+        assertThat(zk.provider().deliveries()).isEqualTo(2);
+    }
+    @Test
+    void aclRepair_ofAnAuthorizationsZnodeAnInventedIdentityMayCreateUnder_leavesItRefused() throws Exception {
+        // Given the rogue's key whose authorizations znode lets an identity it invented create there (the roles' last
+        // `acl` having finished), a delivery in scope 0, and after-0 made by that identity, which the next worker refuses
+        bucketsByTheRogue();
+        String invented = "mallory:m-s3cret";
+        int read = org.apache.zookeeper.ZooDefs.Perms.READ;
+        int create = org.apache.zookeeper.ZooDefs.Perms.CREATE;
+        java.util.List<org.apache.zookeeper.data.ACL> acl = java.util.List.of( // the role ACL, and one identity more
+                new org.apache.zookeeper.data.ACL(read, digestId(RoleNamespace.WORKER)),
+                new org.apache.zookeeper.data.ACL(read | create, digestId(RoleNamespace.OPERATOR)),
+                new org.apache.zookeeper.data.ACL(org.apache.zookeeper.ZooDefs.Perms.ALL, digestId(RoleNamespace.ADMIN)),
+                new org.apache.zookeeper.data.ACL(read | create, digestId(invented)));
+        rogue.transaction().forOperations(
+                rogue.transactionOp().create().forPath(keyPath, RoleNamespace.keyRecord(key)),
+                rogue.transactionOp().create().withACL(acl).forPath(keyPath + "/authorizations"),
+                rogue.transactionOp().create().forPath(keyPath + "/0", RoleNamespace.openScope("initial")));
+        deliverOnce("task-a");
+        roles.client(invented).create().withACL(org.apache.zookeeper.ZooDefs.Ids.READ_ACL_UNSAFE)
+                .forPath(keyPath + "/authorizations/after-0", "{\"by\":\"alice\",\"reason\":\"resend\"}".getBytes());
+        assertThat(decisionOf("task-b").proceeds()).isFalse();
+
+        // When the admin runs `oncegate acl`
+        assertThatThrownBy(() -> roles.admin().applyRoles(sameRoles(), path -> { }))
+                .isInstanceOf(dev.oncegate.OncegateException.class).hasMessageContaining(keyPath + "/authorizations");
+
+        // Then the forgery stays refused, and nothing is delivered again
+        assertThat(decisionOf("task-c")).isInstanceOfSatisfying(Decision.StopUnavailable.class,
+                s -> assertThat(s.reason()).isEqualTo(StopReason.UNREADABLE_RECORD));
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+    }
+
+    @Test
+    void aclRepair_afterARotationThatStoppedHalfway_givesTheOperatorsAuthorizationsTheirNewAcl_andTheyAreHonoured() throws Exception {
+        // Given a key delivered, and a redelivery an operator authorized: its authorizations znode has these roles' ACL
+        deliverOnce("task-a");
+        assertThat(roles.operator().authorize(key.key(), 0, "alice", "the customer lost the file").created()).isTrue();
+        // and an `acl` naming a new operator password that stopped after naming it in the genesis (its first step),
+        // before it reached that znode or set the genesis' own ACL (its last)
+        String newOperator = "ops:o-n3w";
+        dev.oncegate.Genesis.Roles rotated = new dev.oncegate.Genesis.Roles(dev.oncegate.OncegateAcl.digest(RoleNamespace.WORKER),
+                dev.oncegate.OncegateAcl.digest(newOperator), dev.oncegate.OncegateAcl.digest(RoleNamespace.ADMIN));
+        CuratorFramework admin = roles.client(RoleNamespace.ADMIN);
+        String genesis = roles.namespace() + "/genesis";
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        com.fasterxml.jackson.databind.node.ObjectNode g = (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(
+                admin.getData().forPath(genesis));
+        g.putObject("roles").put("worker", rotated.worker()).put("operator", rotated.operator()).put("admin", rotated.admin());
+        admin.setData().forPath(genesis, json.writeValueAsBytes(g));
+
+        // When the admin runs that `acl` again
+        roles.admin().applyRoles(rotated, path -> { });
+
+        // Then the operator's authorization was not taken for a forgery: it opens scope 1, once
+        assertThat(decisionOf("task-b").proceeds()).isTrue();
+        assertThat(zk.provider().deliveries()).isEqualTo(2);
+        assertThat(decisionOf("task-c").proceeds()).isFalse();
+        assertThat(zk.provider().deliveries()).isEqualTo(2);
     }
 }
