@@ -479,7 +479,7 @@ final class DefaultOperator implements Operator {
             Instant cutoff = query.olderThan() == null ? null : ns.clock.instant().minus(query.olderThan());
             int[] counts = new int[3];
             walk(key -> {
-                KeyHistory h = read(key);
+                KeyHistory h = readInWalk(key);
                 counts[0]++;
                 if (!h.readable()) {
                     counts[2]++;
@@ -523,7 +523,7 @@ final class DefaultOperator implements Operator {
             int[] counts = new int[4]; // read, listed, stale, unreadable
             for (java.util.Map.Entry<String, List<String>> nominated : entries.entrySet()) {
                 String key = nominated.getKey();
-                KeyHistory h = read(key); // the records decide; the entry only nominated the key
+                KeyHistory h = readInWalk(key); // the records decide; the entry only nominated the key
                 counts[0]++;
                 KeySummary summary = h.exists() ? summary(h) : null;
                 if (summary == null || !inBacklog(summary)) {
@@ -644,7 +644,7 @@ final class DefaultOperator implements Operator {
             int[] counts = new int[3]; // scanned, listed, unreadable
             IndexRepair fix = new IndexRepair(repair);
             walk(key -> {
-                KeyHistory h = read(key);
+                KeyHistory h = readInWalk(key);
                 counts[0]++;
                 counts[1]++;
                 if (!h.readable()) {
@@ -695,7 +695,7 @@ final class DefaultOperator implements Operator {
             }
             if (!lacking.isEmpty() || !excess.isEmpty()) {
                 // A writer may have moved the key since the index was read: judge against both read again.
-                KeyHistory now = read(key);
+                KeyHistory now = readInWalk(key);
                 List<String> due = expectedEntries(now);
                 List<String> present = BacklogIndex.present(ns.zk, union(lacking, excess, due));
                 lacking = new ArrayList<>(due);
@@ -764,12 +764,53 @@ final class DefaultOperator implements Operator {
         return s == null ? null : s.recordedAt();
     }
 
-    /** Visits every key, bucket by bucket in order, until {@code visit} says stop. */
+    /**
+     * {@link #read}, for a walk: a key this identity may not read (the worker credential can create
+     * one with an ACL of its own alone) is one unreadable key, reported as such, not the end of the walk.
+     */
+    private KeyHistory readInWalk(String key) throws Exception {
+        try {
+            return read(key);
+        } catch (KeeperException.NoAuthException e) {
+            String keyPath = Layout.keyPath(ns.namespace, key);
+            String at = e.getPath() == null ? keyPath : e.getPath();
+            return new KeyHistory(key, keyPath, true, null, List.of(), List.of(),
+                    List.of(new KeyHistory.Unreadable(at, new byte[0], locked(at), REPAIR_LOCKED)),
+                    "A new attempt would stop: this identity may not read the key's records.", null, null,
+                    ns.genesisId(), 0);
+        }
+    }
+
+    private static String locked(String path) {
+        return "this identity may not read " + path + " (it was created with an ACL of its own, which a stolen worker"
+                + " credential can do)";
+    }
+
+    static final String REPAIR_LOCKED = "have the ZooKeeper super user (the server's"
+            + " zookeeper.DigestAuthenticationProvider.superDigest) look at it (zkCli `addauth digest super:…`, `getAcl`,"
+            + " `get`) and delete it if no honest worker wrote it";
+
+    /**
+     * Visits every key, bucket by bucket in order, until {@code visit} says stop. A bucket this
+     * identity may not list (see {@link #readInWalk}) does not end the walk: it fails the call once
+     * every other bucket was walked, naming it.
+     */
     private void walk(KeyVisitor visit) throws Exception {
+        List<String> locked = new ArrayList<>();
+        walkBuckets(visit, locked);
+        if (!locked.isEmpty()) {
+            throw new OncegateException("could not walk " + locked.size() + " bucket(s) of keys that this identity may not"
+                    + " list: " + String.join(", ", locked.subList(0, Math.min(5, locked.size())))
+                    + (locked.size() > 5 ? ", …" : "") + " (created with an ACL of their own, which a stolen worker"
+                    + " credential can do); every other key was walked. To repair: " + REPAIR_LOCKED);
+        }
+    }
+
+    private void walkBuckets(KeyVisitor visit, List<String> locked) throws Exception {
         String keys = Layout.keys(ns.namespace);
-        for (String b1 : sortedChildren(keys)) {
-            for (String b2 : sortedChildren(keys + "/" + b1)) {
-                for (String key : sortedChildren(keys + "/" + b1 + "/" + b2)) {
+        for (String b1 : sortedChildren(keys, locked)) {
+            for (String b2 : sortedChildren(keys + "/" + b1, locked)) {
+                for (String key : sortedChildren(keys + "/" + b1 + "/" + b2, locked)) {
                     if (!visit.visit(key)) {
                         return;
                     }
@@ -783,12 +824,16 @@ final class DefaultOperator implements Operator {
         boolean visit(String key) throws Exception;
     }
 
-    private List<String> sortedChildren(String path) throws Exception {
+    /** {@code path}'s children in order; none when it is gone, or when this identity may not list it (added to {@code locked}). */
+    private List<String> sortedChildren(String path, List<String> locked) throws Exception {
         try {
             List<String> names = new ArrayList<>(ns.zk.getChildren(path, null));
             names.sort(null);
             return names;
         } catch (KeeperException.NoNodeException e) {
+            return List.of();
+        } catch (KeeperException.NoAuthException e) {
+            locked.add(path);
             return List.of();
         }
     }
@@ -956,7 +1001,7 @@ final class DefaultOperator implements Operator {
             int[] counts = new int[3];
             walk(key -> {
                 counts[0]++;
-                KeyHistory h = read(key);
+                KeyHistory h = readInWalk(key);
                 KeyHistory.Scope latest = h.scopes().isEmpty() ? null : h.scopes().get(h.scopes().size() - 1);
                 ScopeState state = h.state();
                 Instant since = since(latest);
@@ -981,7 +1026,14 @@ final class DefaultOperator implements Operator {
                     each.accept(new GcEntry(key, h.path(), state, since, false, null));
                     return true;
                 }
-                List<String> paths = subtree(h.path());
+                List<String> paths;
+                try {
+                    paths = subtree(h.path());
+                } catch (KeeperException.NoAuthException e) {
+                    counts[2]++; // a znode under it that this identity may not list, which only the super user may remove
+                    each.accept(new GcEntry(key, h.path(), state, since, false, locked(e.getPath())));
+                    return true;
+                }
                 if (paths != null && scopeAbove(h.path(), latest.scope(), paths)) {
                     // Opened after this read listed the key's scopes, and before it read the latest one's version
                     // (the opening moved it): that version's check would pass, and remove a fresh delivery.

@@ -362,4 +362,57 @@ class WorkerCredentialTest {
         assertThat(decisionOf("task-c").proceeds()).isFalse();
         assertThat(zk.provider().deliveries()).isEqualTo(2);
     }
+    @Test
+    void aKeyLockedByTheWorkerCredential_isReportedUnreadable_andListGcAndTheIndexWalkGoOnPastIt() throws Exception {
+        // Given a delivered key, and a key the rogue created with an ACL of its own alone, in a bucket that sorts first
+        deliverOnce("task-a");
+        String locked = roles.namespace() + "/keys/00/00/" + "0".repeat(64);
+        rogue.create().creatingParentsIfNeeded().forPath(roles.namespace() + "/keys/00/00");
+        rogue.create().withACL(java.util.List.of(new org.apache.zookeeper.data.ACL(org.apache.zookeeper.ZooDefs.Perms.ALL,
+                digestId(RoleNamespace.WORKER)))).forPath(locked);
+        // and an index entry the rogue made to nominate it as send_status_unknown (the worker may create entries)
+        rogue.create().forPath(roles.namespace() + "/backlog/unknown/0/" + "0".repeat(64) + "-0");
+        dev.oncegate.Operator admin = roles.admin();
+        java.util.List<dev.oncegate.Operator.KeySummary> backlog = new java.util.ArrayList<>();
+        dev.oncegate.Operator.BacklogReport fromIndex = admin.backlog(dev.oncegate.Operator.ListQuery.all(), backlog::add);
+        assertThat(fromIndex.unreadable()).isEqualTo(1);
+        assertThat(backlog).extracting(dev.oncegate.Operator.KeySummary::key).containsExactly("0".repeat(64));
+
+        // When the admin lists every key, walks the index and runs gc with no retention at all
+        java.util.List<dev.oncegate.Operator.KeySummary> listed = new java.util.ArrayList<>();
+        dev.oncegate.Operator.ListReport list = admin.list(dev.oncegate.Operator.ListQuery.all(), listed::add);
+        java.util.List<dev.oncegate.Operator.KeySummary> walked = new java.util.ArrayList<>();
+        admin.checkIndex(false, walked::add);
+        java.util.List<dev.oncegate.Operator.GcEntry> collected = new java.util.ArrayList<>();
+        admin.gc(java.time.Duration.ZERO, false, collected::add);
+
+        // Then each walk reports the locked key as unreadable, saying why, and goes on to the delivered one, which gc removes
+        assertThat(list.unreadable()).isEqualTo(1);
+        assertThat(listed).extracting(dev.oncegate.Operator.KeySummary::key).contains("0".repeat(64), key.key());
+        assertThat(listed).filteredOn(k -> k.key().equals("0".repeat(64))).singleElement()
+                .satisfies(k -> assertThat(k.problem()).contains("may not read"));
+        assertThat(walked).extracting(dev.oncegate.Operator.KeySummary::key).contains("0".repeat(64), key.key());
+        assertThat(collected).filteredOn(e -> e.key().equals(key.key())).singleElement()
+                .satisfies(e -> assertThat(e.removed()).isTrue());
+        assertThat(rogue.checkExists().forPath(keyPath)).isNull();
+        assertThat(rogue.checkExists().forPath(locked)).isNotNull();
+    }
+    @Test
+    void aBucketLockedByTheWorkerCredential_failsTheWalkNamingIt_onlyOnceEveryOtherKeyWasWalked() throws Exception {
+        // Given a delivered key, and a first-level bucket the rogue created with an ACL of its own alone, which sorts first
+        deliverOnce("task-a");
+        String bucket = roles.namespace() + "/keys/" + (key.key().startsWith("00") ? "01" : "00");
+        rogue.create().withACL(java.util.List.of(new org.apache.zookeeper.data.ACL(org.apache.zookeeper.ZooDefs.Perms.ALL,
+                digestId(RoleNamespace.WORKER)))).forPath(bucket);
+
+        // When the admin lists every key
+        java.util.List<dev.oncegate.Operator.KeySummary> listed = new java.util.ArrayList<>();
+        Throwable thrown = org.assertj.core.api.Assertions.catchThrowable(
+                () -> roles.admin().list(dev.oncegate.Operator.ListQuery.all(), listed::add));
+
+        // Then the delivered key was listed, and the call fails naming the bucket and who can repair it
+        assertThat(listed).extracting(dev.oncegate.Operator.KeySummary::key).containsExactly(key.key());
+        assertThat(thrown).isInstanceOf(dev.oncegate.OncegateException.class).hasMessageContaining(bucket)
+                .hasMessageContaining("every other key was walked").hasMessageContaining("superDigest");
+    }
 }
