@@ -125,8 +125,18 @@ final class Sidecar implements AutoCloseable {
      * @param maxCrossings   armed crossings waiting for an outcome at once
      */
     record Settings(String taskId, Duration leaseTtl, Duration idleTimeout, Duration outcomeTimeout, int threads,
-                    int maxCrossings) {
+                    int maxCrossings, Duration lateEnter) {
+        Settings(String taskId, Duration leaseTtl, Duration idleTimeout, Duration outcomeTimeout, int threads,
+                 int maxCrossings) {
+            this(taskId, leaseTtl, idleTimeout, outcomeTimeout, threads, maxCrossings, LATE_ENTER);
+        }
     }
+
+    /**
+     * How long past its own {@code wait_ms} an enter-and-cross may get its decision and still arm
+     * ({@link #enterAndCross}): as long as a request may take to arrive.
+     */
+    static final Duration LATE_ENTER = Duration.ofSeconds(REQUEST_READ_SECONDS);
 
     private final ZooKeeperConnection zk;
     private final PrometheusMeterRegistry registry;
@@ -296,8 +306,9 @@ final class Sidecar implements AutoCloseable {
      * ended with its body.
      */
     private void enterLater(HttpExchange exchange, String path, String endpoint, SidecarRequest r) {
+        long read = System.nanoTime();
         Answering answering = () -> {
-            sendJson(exchange, 200, endpoint.equals("enter") ? enter(r).answer() : enterAndCross(r));
+            sendJson(exchange, 200, endpoint.equals("enter") ? enter(r).answer() : enterAndCross(r, read));
             return false;
         };
         try {
@@ -423,9 +434,12 @@ final class Sidecar implements AutoCloseable {
     /**
      * Enter, then cross at once when it proceeded: the library's two calls in one round trip, for
      * an agent with no checkpoint. A stop arms nothing; so does a crossing with no thread free,
-     * which also releases the lease (the agent never saw the handle).
+     * which also releases the lease (the agent never saw the handle). So does a decision that came
+     * more than {@link Settings#lateEnter} past the request's own {@code wait_ms} after the request was
+     * read ({@code read}), queued behind enters that wait: its agent may have given up meanwhile, and
+     * a scope armed for nobody is consumed for good. The lease is released and the answer is 503.
      */
-    private Map<String, Object> enterAndCross(SidecarRequest r) throws InterruptedException {
+    private Map<String, Object> enterAndCross(SidecarRequest r, long read) throws InterruptedException {
         Entered entered = enter(r);
         Map<String, Object> out = entered.answer();
         SidecarHandle handle = entered.handle();
@@ -433,6 +447,15 @@ final class Sidecar implements AutoCloseable {
             out.put("armed", false);
             out.put("idempotency_key", null);
             return out;
+        }
+        long waitMs = r.integer("wait_ms", 0, MAX_WAIT_MS, 0);
+        long took = System.nanoTime() - read;
+        if (took > TimeUnit.MILLISECONDS.toNanos(waitMs) + settings.lateEnter().toNanos()) {
+            handle.finish("released: the decision came too late to arm at once");
+            throw new SidecarError(503, null, "the decision (proceed) came " + TimeUnit.NANOSECONDS.toMillis(took)
+                    + " ms after the request was read, more than its wait_ms plus " + settings.lateEnter().toMillis()
+                    + " ms (enters were queued): nothing was armed, in case its agent had given up, and the lease was"
+                    + " released: enter again");
         }
         handle.claim(handle.token().version(), System.nanoTime());
         try {
@@ -455,6 +478,11 @@ final class Sidecar implements AutoCloseable {
         } finally {
             handle.unclaim(System.nanoTime());
         }
+    }
+
+    /** How many enters are being answered now, each on an enter thread (for tests). */
+    int entersRunning() {
+        return enters.getActiveCount();
     }
 
     private byte[] nextId() {
