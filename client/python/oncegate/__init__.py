@@ -41,6 +41,7 @@ import http.client
 import json
 import os
 import re
+import select
 import threading
 import time
 import urllib.parse
@@ -283,7 +284,8 @@ class Gate(object):
 
     def _connection(self, timeout):
         conn = getattr(self._local, "conn", None)
-        if conn is not None and time.monotonic() - getattr(self._local, "used", 0.0) > IDLE_RECONNECT_SECONDS:
+        if conn is not None and (time.monotonic() - getattr(self._local, "used", 0.0) > IDLE_RECONNECT_SECONDS
+                                 or _closed_by_peer(conn)):
             conn.close()
             conn = self._local.conn = None
         if conn is None:
@@ -330,6 +332,18 @@ class Gate(object):
                 raise SidecarError(response.status, answer.get("error", "refused"), answer.get("field"))
             return answer
         raise AssertionError("unreachable")
+
+
+def _closed_by_peer(conn):
+    """Whether the sidecar closed this kept connection since its last answer. An idle connection has nothing to
+    read, so anything readable is its end: the JDK's server closes one silently when its idle connections are
+    already as many as it keeps (200), and a request written to it would fail without reaching the sidecar."""
+    if conn.sock is None:
+        return False
+    try:
+        return bool(select.select([conn.sock], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
 
 
 class Effect(object):

@@ -1,5 +1,8 @@
 """The Python client against a real sidecar and a real ZooKeeper server: what the fleet's records say afterwards."""
 import json
+import select
+import socket
+import urllib.parse
 import time
 import signal
 
@@ -193,6 +196,49 @@ def test_aCrossingLongerThanTheServersIdleTimeout_recordsItsVerifiedOutcome(tmp_
         assert history["state"] == "sent_verified"
     finally:
         quick.stop()
+
+
+def _closed_by_the_sidecar(gate):
+    """Waits until the sidecar's close of this thread's kept connection has reached this host (it is readable)."""
+    kept = gate._local.conn.sock
+    deadline = time.monotonic() + 30
+    while not select.select([kept], [], [], 0.1)[0]:
+        assert time.monotonic() < deadline, "the sidecar did not close the connection"
+
+
+def test_aKeptConnectionTheSidecarClosedBecauseOthersIdled_isNotReused_andTheVerifiedOutcomeIsRecorded(tmp_path, effect):
+    # Given: a sidecar that keeps at most 2 idle connections (the JDK's default is 200) and closes, silently, one
+    # that would be more once its answer is sent; and two other local clients idle on it
+    few = Sidecar(tmp_path, "few-idle", jvm=["-Dsun.net.httpserver.maxIdleConnections=2"])
+    parts = urllib.parse.urlsplit(few.url)
+    idle = []
+    try:
+        for _ in range(2):
+            s = socket.create_connection((parts.hostname, parts.port))
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: sidecar\r\n\r\n")
+            answer = b""
+            while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+                answer += s.recv(4096)
+            idle.append(s)
+        # When: the agent enters, crosses, delivers and reports, each answer followed by the sidecar's close of the
+        # connection it came on
+        gate = few.gate()
+        with gate.effect(destination=effect["destination"], content=effect["content"].encode(), task="agent") as e:
+            assert e.decision.kind == "proceed"
+            _closed_by_the_sidecar(gate)
+            with e.crossing() as c:
+                assert c.armed
+                _closed_by_the_sidecar(gate)
+                c.sent_verified("msg-42")
+
+        # Then: each call went over a new connection, and the delivery is recorded as verified, not unknown
+        history = few.gate().inspect(oncegate.effect_key(destination=effect["destination"],
+                                                         content=effect["content"].encode()))
+        assert history["state"] == "sent_verified"
+    finally:
+        for s in idle:
+            s.close()
+        few.stop()
 
 
 def test_aReceiptLongerThanTheSidecarKeeps_isCutToFit_andTheVerifiedOutcomeIsRecorded(sidecar, effect):
