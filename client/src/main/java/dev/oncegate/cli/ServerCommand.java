@@ -41,7 +41,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "server", mixinStandardHelpOptions = true,
         description = {"Run a standalone ZooKeeper server (data survives restarts; a new data directory gets its namespace"
-                + " initialised, unless this host saw that namespace at this address before).",
+                + " initialised, unless this host saw that namespace's genesis before, at any address).",
                 "Defaults: 127.0.0.1 only, tickTime 2000 ms (sessions of 4 to 40 s), autopurge on (keeps "
                         + ServerProperties.SNAP_RETAIN_COUNT + " snapshots, every " + ServerProperties.PURGE_INTERVAL_HOURS
                         + " h), four-letter words mntr, ruok and srvr, no admin HTTP server. The start line (JSON on stdout)"
@@ -204,10 +204,11 @@ final class ServerCommand extends Subcommand {
     }
 
     /**
-     * Initialises a fresh namespace once the port answers — unless this host saw that namespace
-     * at this address before (its zxid marks say so): an empty data directory then means its
-     * history was lost or moved, and a new genesis would let every worker deliver everything
-     * again. The start line.
+     * Initialises a fresh namespace once the port answers — unless this host saw that namespace's
+     * genesis before (its zxid marks say so), at whatever address (SPEC §7: a server restarted with
+     * {@code --port 0}, or another port or bind address, is the same history): an empty data
+     * directory then means its history was lost or moved, and a new genesis would let every worker
+     * deliver everything again. The start line.
      */
     private Map<String, Object> announce(int actualPort, String bindHost, Path dir, String namespace, boolean fresh)
             throws InterruptedException {
@@ -236,8 +237,8 @@ final class ServerCommand extends Subcommand {
     }
 
     /**
-     * Why a fresh data directory must not be initialised: this host saw the namespace at this
-     * address before, or its marks cannot be read to tell. Null when it may be.
+     * Why a fresh data directory must not be initialised: this host saw the namespace's genesis
+     * before, or its marks cannot be read to tell. Null when it may be.
      */
     private String initRefusal(String namespace, String bindHost, int actualPort, Path dir) {
         String connect = connectHost(bindHost) + ":" + actualPort;
@@ -245,39 +246,26 @@ final class ServerCommand extends Subcommand {
                 + " with `oncegate init --connect " + connect + " --namespace " + namespace + "`";
         ZxidMarks.Mark before;
         try {
-            before = seenBefore(namespace, bindHost, actualPort);
+            before = seenBefore(namespace);
         } catch (OncegateException e) {
-            return "this host cannot tell whether it saw namespace " + namespace + " at " + connect + " before ("
+            return "this host cannot tell whether it saw namespace " + namespace + " before ("
                     + e.getMessage() + "). " + fresh;
         }
-        return before == null ? null : "this host saw namespace " + namespace + " at " + connect + " before (genesis "
-                + before.genesisId() + ", last seen " + before.updated() + ", recorded in " + state.marksFile()
+        return before == null ? null : "this host saw namespace " + namespace + " before (genesis " + before.genesisId()
+                + ", at " + String.join(", ", before.seenAt()) + ", last seen " + before.updated() + ", recorded in "
+                + state.marksFile()
                 + ") but the data directory " + dir + " is empty: its history was lost or moved. " + fresh;
     }
 
-    /** The mark of {@code namespace} that this host recorded at this server's address, or null. */
-    private ZxidMarks.Mark seenBefore(String namespace, String bindHost, int actualPort) {
+    /** The mark of {@code namespace} this host recorded (the latest, when its genesis changed), or null. */
+    private ZxidMarks.Mark seenBefore(String namespace) {
+        ZxidMarks.Mark seen = null;
         for (ZxidMarks.Mark mark : ZxidMarks.read(state.marksFile())) {
-            if (!mark.namespace().equals(namespace)) {
-                continue;
-            }
-            for (String seenAt : mark.seenAt()) {
-                String servers = seenAt.contains("/") ? seenAt.substring(0, seenAt.indexOf('/')) : seenAt;
-                for (String hostPort : servers.split(",")) {
-                    int colon = hostPort.lastIndexOf(':');
-                    if (colon > 0 && hostPort.substring(colon + 1).strip().equals(Integer.toString(actualPort))
-                            && isThisHost(hostPort.substring(0, colon).strip(), bindHost)) {
-                        return mark;
-                    }
-                }
+            if (mark.namespace().equals(namespace) && (seen == null || mark.updated().isAfter(seen.updated()))) {
+                seen = mark;
             }
         }
-        return null;
-    }
-
-    private static boolean isThisHost(String host, String bindHost) {
-        return host.equals(bindHost) || host.equals(connectHost(bindHost)) || host.equals("localhost") || host.startsWith("127.")
-                || host.equals("::1") || host.equals("[::1]");
+        return seen;
     }
 
     /** Where clients reach a server bound to {@code --bind}: loopback for a wildcard bind. */

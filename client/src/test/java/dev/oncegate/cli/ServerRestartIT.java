@@ -99,12 +99,7 @@ class ServerRestartIT {
     @Test
     void emptyDataDirWhereThisHostSawTheNamespace_isNotInitialised_untilAnOperatorSaysSo() throws Exception {
         // Given a server that initialised its namespace, and a delivery through it
-        int port = freePort();
-        Cli.Running first = startServer(port, dir.resolve("zk-data"));
-        assertThat(startLine(first).get("initialized").asBoolean()).isTrue();
-        assertThat(run(port).exit()).isEqualTo(0);
-        first.process().destroy();
-        first.await(Timing.PROCESS);
+        int port = deliveredOnceAndStopped();
 
         // When a server starts at the same address on an empty data directory (moved, lost, mistyped)
         Cli.Running second = startServer(port, dir.resolve("zk-data-elsewhere"));
@@ -123,6 +118,30 @@ class ServerRestartIT {
         Cli.Result init = cli.run("init", "--connect", "127.0.0.1:" + port);
         assertThat(init.exit()).as(init.toString()).isEqualTo(0);
         assertThat(run(port).exit()).isEqualTo(0);
+    }
+
+    @Test
+    void emptyDataDirWhereThisHostSawTheNamespace_atAnotherAddress_isNotInitialised_either() throws Exception {
+        // Given a server that initialised its namespace, and a delivery through it
+        int port = deliveredOnceAndStopped();
+
+        // When a server starts on an empty data directory at another port (--port 0, a changed --port or --bind)
+        int other = freePort();
+        while (other == port) {
+            other = freePort();
+        }
+        Cli.Running second = startServer(other, dir.resolve("zk-data-elsewhere"));
+        JsonNode started = startLine(second);
+
+        // Then it does not initialise either (SPEC §7: this host has seen that namespace's genesis before), naming
+        // where it saw it; the delivery is not made again
+        assertThat(started.get("initialized").asBoolean()).isFalse();
+        assertThat(started.get("init_refused").asText()).contains("saw namespace /oncegate", "127.0.0.1:" + port,
+                "oncegate init");
+        Cli.Result stopped = run(other);
+        assertThat(stopped.exit()).as(stopped.toString()).isEqualTo(13);
+        assertThat(stopped.runJson().get("reason").asText()).isEqualTo("namespace_not_initialised");
+        assertThat(Files.readAllLines(dir.resolve("ledger"))).hasSize(1);
     }
 
     @Test
@@ -173,6 +192,17 @@ class ServerRestartIT {
         assertThat(again.exit()).as(again.toString()).isEqualTo(13);
         assertThat(again.runJson().get("reason").asText()).isEqualTo("zookeeper_rolled_back");
         assertThat(Files.readAllLines(dir.resolve("ledger"))).hasSize(4);
+    }
+
+    /** A server on a free port that initialised its namespace, one delivery through it, the server stopped: its port. */
+    private int deliveredOnceAndStopped() throws Exception {
+        int port = freePort();
+        Cli.Running first = startServer(port, dir.resolve("zk-data"));
+        assertThat(startLine(first).get("initialized").asBoolean()).isTrue();
+        assertThat(run(port).exit()).isEqualTo(0);
+        first.process().destroy();
+        first.await(Timing.PROCESS);
+        return port;
     }
 
     private Cli.Running startServer(int port, Path data) {
