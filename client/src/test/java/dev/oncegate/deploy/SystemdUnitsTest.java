@@ -76,6 +76,40 @@ class SystemdUnitsTest {
     }
 
     @Test
+    void everyOncegateUnit_keepsItsStateWhereItMayWrite_andTheServersApartFromItsData() throws Exception {
+        int checked = 0;
+        for (Path unit : units()) {
+            Map<String, String> service = parse(Files.readString(unit, StandardCharsets.UTF_8)).get("Service");
+            List<String> exec = List.of(service.get("ExecStart").split("\\s+"));
+            if (!exec.contains("/opt/oncegate/oncegate.jar")) {
+                continue; // Debian's ZooKeeper
+            }
+            checked++;
+            String name = unit.getFileName().toString();
+            // Without it the state goes to ~/.local/state, which ProtectHome= and ProtectSystem= shut: every command
+            // warns or fails, and the rollback witness (the zxid marks) is off.
+            assertThat(exec).as(name + ": --state-dir").contains("--state-dir");
+            String state = exec.get(exec.indexOf("--state-dir") + 1);
+            List<String> writable = new java.util.ArrayList<>();
+            for (String d : service.getOrDefault("StateDirectory", "").split("\\s+")) {
+                if (!d.isEmpty()) {
+                    writable.add("/var/lib/" + d);
+                }
+            }
+            writable.addAll(List.of(service.getOrDefault("ReadWritePaths", "").split("\\s+")));
+            assertThat(writable).as(name + ": the state directory " + state + " is one the unit may write")
+                    .anyMatch(w -> !w.isEmpty() && (state.equals(w) || state.startsWith(w + "/")));
+            if (exec.contains("--data-dir")) {
+                // Apart, so that a lost data directory is refused by the marks that saw it, not lost with them.
+                String data = exec.get(exec.indexOf("--data-dir") + 1);
+                assertThat(state.equals(data) || state.startsWith(data + "/") || data.startsWith(state + "/"))
+                        .as(name + ": the state directory " + state + " is apart from the data directory " + data).isFalse();
+            }
+        }
+        assertThat(checked).isEqualTo(4);
+    }
+
+    @Test
     void systemdAnalyze_verifiesEveryUnit_whenInstalled() throws Exception {
         Optional<Path> analyze = Tools.find("systemd-analyze");
         Assumptions.assumeTrue(analyze.isPresent(),
