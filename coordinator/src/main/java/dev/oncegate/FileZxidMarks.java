@@ -74,7 +74,8 @@ final class FileZxidMarks extends MemoryZxidMarks {
     /** Why the file cannot be read as a whole, or null. */
     private volatile String problem;
     /** Whether the last write failed: said once, not at every flush. Guarded by this. */
-    private boolean writeFailing;
+    /** Why the last flush could not write the file, or null: a witness later processes cannot read. */
+    private volatile String writeProblem;
     /** The file's bytes as this instance last read or wrote them, and what they decode to. Guarded by this. */
     private byte[] knownBytes;
     private Contents knownContents;
@@ -87,6 +88,10 @@ final class FileZxidMarks extends MemoryZxidMarks {
         }
     }
 
+    /**
+     * {@inheritDoc} Also when the last flush could not write the file (its marks are then written
+     * again first: it may be writable by now).
+     */
     @Override
     public Optional<String> unreadable() {
         if (problem != null) {
@@ -96,7 +101,10 @@ final class FileZxidMarks extends MemoryZxidMarks {
                 }
             }
         }
-        return Optional.ofNullable(problem);
+        if (problem == null && writeProblem != null) {
+            flush();
+        }
+        return Optional.ofNullable(problem != null ? problem : writeProblem);
     }
 
     /** What the file holds now (other processes of the host write it too), and what this process saw. */
@@ -127,16 +135,19 @@ final class FileZxidMarks extends MemoryZxidMarks {
                 synchronized (monitor) {
                     merge(risen(marks)); // all risen by now: flushes waiting behind this one find theirs written
                 }
-                if (writeFailing) {
-                    writeFailing = false;
+                if (writeProblem != null) {
+                    writeProblem = null;
                     LOG.info("oncegate updates its zxid marks in {} again", file);
                 }
             } catch (IOException | RuntimeException e) {
-                if (!writeFailing) {
-                    writeFailing = true;
-                    LOG.warn("oncegate could not update its zxid marks in {} ({}): rollback detection on this host"
-                            + " covers this process only until it can", file, e.toString());
+                if (writeProblem == null) {
+                    LOG.warn("oncegate could not update its zxid marks in {} ({}): every attempt stops"
+                            + " (marks_unreadable) until it can", file, e.toString());
                 }
+                writeProblem = "marks file cannot be written: " + file + " (" + e + "): a later process of this host"
+                        + " would not know the zxids this one saw, so a restore of the ensemble from an older snapshot"
+                        + " could go unseen; make it writable (its directory's permissions, free space, the state"
+                        + " directory's --state-dir or ONCEGATE_STATE_DIR)";
             } finally {
                 if (flagged) {
                     Thread.currentThread().interrupt();

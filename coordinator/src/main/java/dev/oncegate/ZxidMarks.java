@@ -22,7 +22,7 @@ import java.util.Set;
  * ensemble before, nor when the restore left the ensemble's epoch above the old one (a quorum
  * restore whose new leader starts a higher epoch moves every new zxid above the marks).
  *
- * <p>A witness that cannot be read fails closed: while {@link #unreadable()} says why, a gate stops
+ * <p>A witness that cannot be read, or written, fails closed: while {@link #unreadable()} says why, a gate stops
  * every attempt with {@code stop_unavailable} ({@code marks_unreadable}), when it enters and again
  * at every lease write, before anything is armed. A gate flushes its marks after every lease write
  * and after every crossing, so a process killed right after its action still leaves its witness.
@@ -39,7 +39,7 @@ public interface ZxidMarks {
 
     /**
      * Persists what was observed (a no-op for {@link #inMemory()}) before it returns; never throws,
-     * logs instead. Cheap when nothing rose since the last flush; concurrent flushes share one write.
+     * logs instead (and {@link #unreadable()} then says that the file cannot be written). Cheap when nothing rose since the last flush; concurrent flushes share one write.
      */
     void flush();
 
@@ -47,8 +47,9 @@ public interface ZxidMarks {
      * Why these marks cannot be trusted, or empty when they can. A gate stops every attempt while
      * it is present (see above); the default, for marks that are always readable, is empty.
      *
-     * @return a message starting {@code "marks file unreadable: "} that names the file, the problem
-     *         and what to do
+     * @return a message starting {@code "marks file unreadable: "} (or, when the last flush could not
+     *         write it, {@code "marks file cannot be written: "}) that names the file, the problem and
+     *         what to do
      */
     default Optional<String> unreadable() {
         return Optional.empty();

@@ -172,6 +172,37 @@ class RollbackDetectionTest {
     }
 
     @Test
+    void marksFileUnwritable_theAttemptStopsBeforeArming_andProceedsOnceItCanBeWrittenAgain() throws Exception {
+        // Given a host whose marks file can be read but not written (here its lock file is a directory, which stops
+        // root too; a full disk or a read-only directory does the same)
+        Path file = marksDir.resolve("zxid-marks.json");
+        Path lock = Files.createDirectory(marksDir.resolve("zxid-marks.json.lock"));
+
+        // When a worker of that host enters a key
+        try (Worker w = worker("task-a", ZxidMarks.file(file, zk.connectString()))) {
+            try (Attempt attempt = w.gate().enter(zk.key())) {
+
+                // Then it stops before arming, unavailable, saying the witness cannot be written: a later process of
+                // this host would not know what this one saw, and a restore would go unseen
+                assertThat(attempt.decision()).isInstanceOfSatisfying(Decision.StopUnavailable.class, s -> {
+                    assertThat(s.reason().wireName()).isEqualTo("marks_unreadable");
+                    assertThat(s.evidence().detail()).startsWith("marks file cannot be written: " + file);
+                });
+            }
+            assertThat(zk.provider().deliveries()).isZero();
+
+            // And once the file can be written again, the next attempt proceeds, and its mark is on the file
+            Files.delete(lock);
+            try (Attempt attempt = w.gate().enter(zk.key())) {
+                assertThat(attempt.decision()).isInstanceOf(Decision.Proceed.class);
+                attempt.cross(zk.provider().verified());
+            }
+        }
+        assertThat(zk.provider().deliveries()).isEqualTo(1);
+        assertThat(ZxidMarks.read(file)).singleElement().satisfies(m -> assertThat(m.namespace()).isEqualTo(zk.namespace()));
+    }
+
+    @Test
     void marksFileUnreadable_aFlushNeverOverwritesIt() throws Exception {
         // Given marks whose file turned unreadable after they were loaded
         Path file = marksDir.resolve("zxid-marks.json");
