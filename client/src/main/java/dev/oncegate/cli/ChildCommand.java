@@ -36,8 +36,13 @@ import dev.oncegate.ProvenNotSentException;
  * command or forward the signal (a trap). Where setpriv is missing or too old to know
  * {@code --pdeathsig} (util-linux before 2.33), the command starts as it is, and a SIGKILLed run
  * leaves it running (it delivers unrecorded: its key reads {@code send_status_unknown}); systemd's
- * {@code KillMode=control-group} and a container's PID namespace end it anyway. Whether setpriv
- * works is found out by running it once per run, in parallel with connecting to ZooKeeper.
+ * {@code KillMode=mixed} and a container's PID namespace end it anyway. It is also started under
+ * util-linux's {@code setsid}, in a session and process group of its own, so that a signal meant
+ * for run's group (Ctrl-C, a hangup, {@code kill -- -PGID}) reaches run alone: run marks the command
+ * terminated, then signals it, and whatever it exits with then proves nothing. A signal sent to the
+ * command itself (systemd's {@code KillMode=control-group} signals every process of the unit) is
+ * the command's to answer, and what it exits with is recorded. What works here is found out by
+ * running it once per run ({@link #workingPrefix}), in parallel with connecting to ZooKeeper.
  *
  * <p>Thread-safety: {@link #deliver} runs on the main thread; {@link #terminate} may be called
  * from a shutdown hook at any time. They meet under {@code lock}: a terminate before the start
@@ -56,13 +61,15 @@ final class ChildCommand implements BoundaryAction {
     static final int MAX_NOT_SENT_EXIT = 125;
     /** What makes the kernel signal the command when its parent dies (util-linux 2.33 and later). */
     static final List<String> PARENT_DEATH_SIGNAL = List.of("--pdeathsig", "TERM", "--");
+    /** Where util-linux's programs are looked for. */
+    private static final List<String> BIN = List.of("/usr/bin", "/bin");
     private static final Duration PROBE = Duration.ofSeconds(5);
 
     private final List<String> command;
     private final Integer notSentExit;
     private final Duration timeout;
-    /** setpriv, when it works here; found while the run connects. */
-    private final CompletableFuture<Optional<Path>> setpriv;
+    /** What the command is started under ({@link #workingPrefix}); found while the run connects. */
+    private final CompletableFuture<List<String>> prefix;
 
     private final Object lock = new Object();
     private Process process;
@@ -73,7 +80,7 @@ final class ChildCommand implements BoundaryAction {
         this.command = List.copyOf(command);
         this.notSentExit = notSentExit;
         this.timeout = timeout;
-        this.setpriv = CompletableFuture.supplyAsync(ChildCommand::workingSetpriv);
+        this.prefix = CompletableFuture.supplyAsync(ChildCommand::workingPrefix);
     }
 
     @Override
@@ -141,18 +148,16 @@ final class ChildCommand implements BoundaryAction {
      * 127, which proves nothing).
      */
     List<String> withParentDeathSignal(String path) throws InterruptedException {
-        Optional<Path> found;
+        List<String> under;
         try {
-            found = setpriv.get();
+            under = prefix.get();
         } catch (ExecutionException e) {
-            found = Optional.empty();
+            under = List.of();
         }
-        if (found.isEmpty() || !executable(command.get(0), path)) {
+        if (under.isEmpty() || !executable(command.get(0), path)) {
             return command;
         }
-        List<String> out = new ArrayList<>();
-        out.add(found.get().toString());
-        out.addAll(PARENT_DEATH_SIGNAL);
+        List<String> out = new ArrayList<>(under);
         out.addAll(command);
         return out;
     }
@@ -205,32 +210,52 @@ final class ChildCommand implements BoundaryAction {
         }
     }
 
-    /** util-linux's setpriv, if it runs {@code true} with {@code --pdeathsig} here. */
-    private static Optional<Path> workingSetpriv() {
-        for (String dir : List.of("/usr/bin", "/bin")) {
-            Path setpriv = Path.of(dir, "setpriv");
-            if (!Files.isExecutable(setpriv)) {
-                continue;
-            }
-            List<String> probe = new ArrayList<>(List.of(setpriv.toString()));
-            probe.addAll(PARENT_DEATH_SIGNAL);
+    /**
+     * What the command is started under, the first of these that runs {@code true} here: util-linux's
+     * {@code setsid setpriv --pdeathsig TERM --}, {@code setpriv --pdeathsig TERM --}, {@code setsid};
+     * none when none does. {@code setsid} makes the command the leader of a session and a process
+     * group of its own (started by the JVM, never a group leader, it does not fork): a signal to
+     * run's process group (Ctrl-C, a terminal's hangup, {@code kill -- -PGID}, a container runtime's
+     * group forward) reaches run alone, which marks the command as terminated before it signals it,
+     * so that what the command exits with then proves nothing ({@link #deliver}).
+     */
+    static List<String> workingPrefix() {
+        Optional<Path> setsid = program("setsid");
+        Optional<Path> setpriv = program("setpriv");
+        List<List<String>> candidates = new ArrayList<>();
+        if (setsid.isPresent() && setpriv.isPresent()) {
+            List<String> both = new ArrayList<>(List.of(setsid.get().toString(), setpriv.get().toString()));
+            both.addAll(PARENT_DEATH_SIGNAL);
+            candidates.add(both);
+        }
+        if (setpriv.isPresent()) {
+            List<String> alone = new ArrayList<>(List.of(setpriv.get().toString()));
+            alone.addAll(PARENT_DEATH_SIGNAL);
+            candidates.add(alone);
+        }
+        setsid.ifPresent(p -> candidates.add(List.of(p.toString())));
+        for (List<String> candidate : candidates) {
+            List<String> probe = new ArrayList<>(candidate);
             probe.add("true");
             try {
                 Process p = new ProcessBuilder(probe).redirectErrorStream(true)
                         .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
                 if (p.waitFor(PROBE.toMillis(), TimeUnit.MILLISECONDS) && p.exitValue() == 0) {
-                    return Optional.of(setpriv);
+                    return List.copyOf(candidate);
                 }
                 p.destroyForcibly();
             } catch (IOException e) {
-                return Optional.empty();
+                // this one does not run here: the next, if any
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return Optional.empty();
+                return List.of();
             }
-            return Optional.empty();
         }
-        return Optional.empty();
+        return List.of();
+    }
+
+    private static Optional<Path> program(String name) {
+        return BIN.stream().map(dir -> Path.of(dir, name)).filter(Files::isExecutable).findFirst();
     }
 
     /** The command's exit status, or null when it never ran or was killed without one. */
