@@ -1031,7 +1031,8 @@ final class DefaultOperator implements Operator {
                     paths = subtree(h.path());
                 } catch (KeeperException.NoAuthException e) {
                     counts[2]++; // a znode under it that this identity may not list, which only the super user may remove
-                    each.accept(new GcEntry(key, h.path(), state, since, false, locked(e.getPath())));
+                    each.accept(new GcEntry(key, h.path(), state, since, false,
+                            locked(e.getPath() == null ? h.path() : e.getPath())));
                     return true;
                 }
                 if (paths != null && scopeAbove(h.path(), latest.scope(), paths)) {
@@ -1207,12 +1208,6 @@ final class DefaultOperator implements Operator {
     }
 
     /**
-     * {@code setData NS/genesis} naming {@code roles}, at the version just read and only in the
-     * namespace life this operator works in.
-     *
-     * @return the genesis' new version: the new roles epoch
-     */
-    /**
      * Which {@code KEY/authorizations} znodes readers refused until this {@code acl} call, and so must
      * go on refusing ({@link AclWalk#walk}; null: none). They judged by the roles the genesis named,
      * {@code before}; the genesis' own ACL, which {@code acl} sets last, says whether the call that
@@ -1243,6 +1238,12 @@ final class DefaultOperator implements Operator {
     private record NamedRoles(int epoch, Genesis.Roles before) {
     }
 
+    /**
+     * {@code setData NS/genesis} naming {@code roles}, at the version just read and only in the
+     * namespace life this operator works in.
+     *
+     * @return the genesis' new version (the new roles epoch), and the roles it named before
+     */
     private NamedRoles nameRoles(String genesisPath, Genesis.Roles roles) throws Exception {
         Stat stat = new Stat();
         Genesis genesis = Records.decodeGenesis(genesisPath, ns.zk.getData(genesisPath, stat, null));

@@ -87,7 +87,7 @@ final class ChildCommand implements BoundaryAction {
     public ActionResult deliver(Context context) throws ProvenNotSentException, InterruptedException {
         ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
         Map<String, String> env = builder.environment();
-        builder.command(withParentDeathSignal(env.get("PATH")));
+        builder.command(commandLine(env.get("PATH")));
         env.put("ONCEGATE_KEY", context.key().key());
         env.put("ONCEGATE_SCOPE", Integer.toString(context.scope()));
         env.put("ONCEGATE_FENCING_TOKEN", Integer.toString(context.token().version()));
@@ -142,12 +142,12 @@ final class ChildCommand implements BoundaryAction {
     }
 
     /**
-     * The command line to start: the command under {@code setpriv --pdeathsig TERM} when setpriv
-     * works here and the command can be found (a command that cannot be found is started as it
-     * is, so that its start fails here and proves {@code not_sent}; under setpriv it would exit
-     * 127, which proves nothing).
+     * The command line to start: the command under {@link #workingPrefix} ({@code setsid},
+     * {@code setpriv --pdeathsig TERM}) when that works here and the command can be found (a command
+     * that cannot be found is started as it is, so that its start fails here and proves
+     * {@code not_sent}; under setpriv it would exit 127, which proves nothing).
      */
-    List<String> withParentDeathSignal(String path) throws InterruptedException {
+    List<String> commandLine(String path) throws InterruptedException {
         List<String> under;
         try {
             under = prefix.get();

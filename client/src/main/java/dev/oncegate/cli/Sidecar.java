@@ -123,6 +123,8 @@ final class Sidecar implements AutoCloseable {
      * @param outcomeTimeout an armed crossing with no outcome for this long records send_status_unknown
      * @param threads        request threads
      * @param maxCrossings   armed crossings waiting for an outcome at once
+     * @param lateEnter      how long past its {@code wait_ms} an enter-and-cross may get its decision and still arm
+     *                       ({@link #LATE_ENTER} unless a test says otherwise)
      */
     record Settings(String taskId, Duration leaseTtl, Duration idleTimeout, Duration outcomeTimeout, int threads,
                     int maxCrossings, Duration lateEnter) {
