@@ -30,6 +30,8 @@ final class McpSession {
     private final Gate gate;
     private final McpEffect.Preparation prepare;
     private final Map<String, McpEffect> effects = new LinkedHashMap<>();
+    /** The scopes this session proceeded in, by key: more than one, and a call must name its scope ({@link #held}). */
+    private final Map<String, java.util.SortedSet<Integer>> proceeded = new java.util.HashMap<>();
     private String ended;
 
     McpSession(Gate gate, McpEffect.Preparation prepare) {
@@ -74,7 +76,11 @@ final class McpSession {
                 effects.put(key.key(), effect);
             }
         }
-        effect.awaitEntry();
+        if (effect.awaitEntry() instanceof Decision.Proceed p) {
+            synchronized (this) {
+                proceeded.computeIfAbsent(key.key(), k -> new java.util.TreeSet<>()).add(p.scope());
+            }
+        }
         if (held) {
             // Held since an earlier call: its lease may have lapsed and a sibling delivered meanwhile (SPEC 4.5: a
             // resumed task checks again). Revalidated as a checkpoint is; a stop is then the answer.
@@ -83,8 +89,14 @@ final class McpSession {
         return effect;
     }
 
-    /** The effect this session holds for {@code key}; IllegalStateException saying what to do otherwise. */
-    McpEffect held(String key, String tool) {
+    /**
+     * The effect this session holds for {@code key}, in {@code scope} when given; IllegalStateException
+     * saying what to do otherwise. An agent repeats calls: once this session has proceeded in more than
+     * one scope of the key (scope n ended {@code not_sent}, n+1 proceeded), a call naming the key alone
+     * may be a repeat of one for scope n, so it must name its scope, and one naming another scope than
+     * the one held is over. Else a repeated {@code not_sent} of scope n would become scope n+1's outcome.
+     */
+    McpEffect held(String key, Integer scope, String tool) {
         synchronized (this) {
             requireOpen();
             McpEffect effect = effects.get(key);
@@ -92,23 +104,41 @@ final class McpSession {
                 throw new IllegalStateException(tool + ": this session has not checked effect " + key
                         + ": call check_effect first, and act only if it says proceed");
             }
+            int current = scope(effect);
+            java.util.SortedSet<Integer> scopes = proceeded.getOrDefault(key, java.util.Collections.emptySortedSet());
+            if (scope == null && scopes.size() > 1) {
+                throw new IllegalStateException(tool + ": this session has worked on effect " + key + " in scopes "
+                        + scopes + ": name the scope (the one check_effect answered: " + current + "), since a call"
+                        + " without it may repeat one for an earlier scope. Nothing was written");
+            }
+            if (scope != null && scope != current) {
+                throw new IllegalStateException(tool + ": this session's effect " + key + " is in scope " + current
+                        + ", not " + scope + ": a call for scope " + scope + " is over (a repeated call?). Nothing was"
+                        + " written");
+            }
             return effect;
         }
     }
 
+    /** The scope of {@code effect}'s decision; -1 before it has one. */
+    private static int scope(McpEffect effect) {
+        Decision d = effect.decision();
+        return d instanceof Decision.Proceed p ? p.scope() : d instanceof Decision.Stop s ? s.evidence().scope() : -1;
+    }
+
     /** {@code checkpoint_effect}. */
-    Decision checkpoint(String key, String name) throws InterruptedException {
-        return held(key, "checkpoint_effect").checkpoint(name);
+    Decision checkpoint(String key, Integer scope, String name) throws InterruptedException {
+        return held(key, scope, "checkpoint_effect").checkpoint(name);
     }
 
     /** {@code cross_effect}. */
-    McpEffect.CrossAnswer cross(String key) throws InterruptedException {
-        return held(key, "cross_effect").cross();
+    McpEffect.CrossAnswer cross(String key, Integer scope) throws InterruptedException {
+        return held(key, scope, "cross_effect").cross();
     }
 
     /** {@code record_outcome}. */
-    Crossing.Crossed record(String key, Outcome outcome, String evidence) throws InterruptedException {
-        return held(key, "record_outcome").record(outcome, evidence);
+    Crossing.Crossed record(String key, Integer scope, Outcome outcome, String evidence) throws InterruptedException {
+        return held(key, scope, "record_outcome").record(outcome, evidence);
     }
 
     /** {@code inspect_effect}: everything recorded, read without a lock. */

@@ -63,11 +63,11 @@ final class McpTools {
                 tool(checkpointTool(), args -> {
                     String key = keyArgument(args);
                     String name = text(args, "name", 128, true);
-                    return decision(key, session.checkpoint(key, name), name);
+                    return decision(key, session.checkpoint(key, scopeArgument(args), name), name);
                 }),
                 tool(crossTool(), args -> {
                     String key = keyArgument(args);
-                    return crossing(key, session.cross(key));
+                    return crossing(key, session.cross(key, scopeArgument(args)));
                 }),
                 tool(recordTool(), args -> {
                     String key = keyArgument(args);
@@ -76,7 +76,7 @@ final class McpTools {
                     if (evidence == null) {
                         evidence = "the agent reported unknown without evidence";
                     }
-                    return recorded(key, session.record(key, outcome, evidence));
+                    return recorded(key, session.record(key, scopeArgument(args), outcome, evidence));
                 }),
                 tool(inspectTool(), args -> {
                     // By key, a key nobody entered yet is inspected too (exists: false).
@@ -127,7 +127,7 @@ final class McpTools {
     }
 
     static Tool checkpointTool() {
-        Map<String, Object> properties = keyProperty();
+        Map<String, Object> properties = keyAndScopeProperties();
         properties.put("name", ordered("type", "string", "minLength", 1, "maxLength", 128, "description",
                 "The step you are about to take, e.g. attachment-picker, compose-dialog, resume-after-pause."));
         return Tool.builder("checkpoint_effect", schema(properties, List.of("key", "name")))
@@ -142,7 +142,7 @@ final class McpTools {
     }
 
     static Tool crossTool() {
-        return Tool.builder("cross_effect", schema(keyProperty(), List.of("key")))
+        return Tool.builder("cross_effect", schema(keyAndScopeProperties(), List.of("key")))
                 .title("Cross the boundary")
                 .description("Call this IMMEDIATELY before the control that performs the delivery (the Send, Submit"
                         + " or Upload button, the API request), after check_effect said proceed. It records, atomically"
@@ -156,7 +156,7 @@ final class McpTools {
     }
 
     static Tool recordTool() {
-        Map<String, Object> properties = keyProperty();
+        Map<String, Object> properties = keyAndScopeProperties();
         properties.put("outcome", ordered("type", "string", "enum", List.of("sent_verified", "not_sent", "unknown"),
                 "description", "sent_verified: you saw confirmation that it was delivered. not_sent: you have proof"
                         + " that nothing was submitted. unknown: anything else."));
@@ -207,6 +207,16 @@ final class McpTools {
         p.put("sha256", ordered("type", "string", "pattern", KEY_PATTERN, "description",
                 "SHA-256 of the exact bytes to deliver (64 lower-case hex characters), e.g. of a message's UTF-8"
                         + " text, when there is no file. Give file or sha256, not both."));
+        return p;
+    }
+
+    /** The key, and the scope a call is for. */
+    private static Map<String, Object> keyAndScopeProperties() {
+        Map<String, Object> p = keyProperty();
+        p.put("scope", ordered("type", "integer", "minimum", 0, "description",
+                "The scope check_effect answered (each new intent to deliver the effect has its own). Give it always;"
+                        + " it is required once this session has worked on more than one scope of the effect, since a"
+                        + " call without it may repeat one for an earlier scope."));
         return p;
     }
 
@@ -453,6 +463,11 @@ final class McpTools {
 
     private static String keyArgument(Map<String, Object> args) {
         return EffectKey.requireKeyText(text(args, "key", 64, true));
+    }
+
+    /** The scope a call names, or null when it names none. */
+    private static Integer scopeArgument(Map<String, Object> args) {
+        return args.get("scope") == null ? null : integer(args, "scope", 0, Integer.MAX_VALUE);
     }
 
     private static Outcome outcome(Map<String, Object> args) {

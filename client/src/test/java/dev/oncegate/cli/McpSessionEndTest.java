@@ -39,7 +39,7 @@ class McpSessionEndTest {
         AmbiguousWriteCnxnFactory.Hold hold = AmbiguousWriteCnxnFactory.holdNextArmingRequest();
         CompletableFuture<Object> cross = CompletableFuture.supplyAsync(() -> {
             try {
-                return session.cross(key.key());
+                return session.cross(key.key(), null);
             } catch (Exception e) {
                 return e;
             }
