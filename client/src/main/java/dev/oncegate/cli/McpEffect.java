@@ -62,6 +62,8 @@ final class McpEffect {
     private final CompletableFuture<Crossing> crossed = new CompletableFuture<>();
     /** {@link #end} reported the crossing as unknown, the agent never having reported it. */
     private boolean endedUnreported;
+    /** The session ended while the arming write was in flight, before cross_effect answered: nothing may be handed out. */
+    private boolean endedWhileArming;
     /** Touched by the owner thread only. */
     private Attempt attempt;
     private Phase phase = Phase.ENTERING;
@@ -203,6 +205,10 @@ final class McpEffect {
         if (crossing instanceof Crossing.Refused refused) {
             return new CrossAnswer(null, refused.stop());
         }
+        if (crossing instanceof Crossing.Crossed c && c.outcome() == Outcome.NOT_SENT) {
+            throw new IllegalStateException("cross_effect: the session ended before the arming was confirmed: nothing"
+                    + " may be submitted; it was recorded not_sent. Do not send");
+        }
         throw new IllegalStateException("cross_effect: the crossing ended without arming and without a refusal: " + crossing);
     }
 
@@ -235,7 +241,11 @@ final class McpEffect {
             if (phase == Phase.ENDED && owner.isShutdown()) {
                 return;
             }
-            if (phase == Phase.CROSSING || phase == Phase.ARMED) {
+            if (phase == Phase.CROSSING) {
+                // The arming write is in flight and cross_effect has not answered: the agent was never told it may
+                // submit. If the write lands, the action hands nothing out and proves not_sent (deliver).
+                endedWhileArming = true;
+            } else if (phase == Phase.ARMED) {
                 if (reported == null) {
                     reported = new Report(Outcome.SEND_STATUS_UNKNOWN, why + " before the agent reported the outcome of"
                             + " its crossing: it may have submitted");
@@ -288,9 +298,17 @@ final class McpEffect {
         return owner.awaitTermination(limit.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** The boundary action: hands the armed context to cross_effect's caller, then waits for the report. */
+    /**
+     * The boundary action: hands the armed context to cross_effect's caller, then waits for the report.
+     * When the session ended while the arming was in flight ({@link #end}), it hands nothing out: the
+     * agent was never told it may submit, so nothing was, and that is the proof of {@code not_sent}.
+     */
     private ActionResult deliver(BoundaryAction.Context context) throws Exception {
         synchronized (this) {
+            if (endedWhileArming) {
+                throw new ProvenNotSentException("the MCP session ended while the arming write was in flight, before"
+                        + " cross_effect answered: the agent was never told it may submit");
+            }
             if (phase == Phase.CROSSING || phase == Phase.PROCEEDING) {
                 phase = Phase.ARMED;
             }

@@ -6,8 +6,12 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import dev.oncegate.Attempt;
+import dev.oncegate.Decision;
 import dev.oncegate.EffectKey;
 import dev.oncegate.Gate;
+import dev.oncegate.KeyHistory;
+import dev.oncegate.ScopeState;
 import dev.oncegate.StopReason;
 import dev.oncegate.testing.AmbiguousWriteCnxnFactory;
 import dev.oncegate.testing.Timing;
@@ -37,24 +41,11 @@ class McpSessionEndTest {
         EffectKey key = zk.newKey();
         assertThat(session.check(key, Duration.ZERO).awaitEntry().proceeds()).isTrue();
         AmbiguousWriteCnxnFactory.Hold hold = AmbiguousWriteCnxnFactory.holdNextArmingRequest();
-        CompletableFuture<Object> cross = CompletableFuture.supplyAsync(() -> {
-            try {
-                return session.cross(key.key(), null);
-            } catch (Exception e) {
-                return e;
-            }
-        });
-        assertThat(hold.awaitHeld(Timing.EVENTUALLY)).as("the arming request reached the server").isTrue();
+        CompletableFuture<Object> cross = crossInFlight(session, key, hold);
 
         // When the session ends meanwhile, and the lease is fenced before the server applies the arming write
         // (its version moves on: the write's fencing check fails)
-        CompletableFuture<Integer> end = CompletableFuture.supplyAsync(() -> {
-            try {
-                return session.end("the MCP client closed the session", Timing.WAIT);
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Integer> end = ending(session);
         CuratorFramework admin = zk.newClient();
         String scope = key.path(zk.namespace()) + "/0";
         admin.setData().forPath(scope, admin.getData().forPath(scope));
@@ -71,5 +62,58 @@ class McpSessionEndTest {
         assertThat(end.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS)).as("crossings ended unreported").isZero();
         assertThat(session.unrecorded()).isZero();
         assertThat(admin.checkExists().forPath(scope + "/armed")).isNull();
+    }
+    @Test
+    void sessionEndingWhileACrossIsInFlight_thatThenArms_recordsNotSent_forTheAgentWasNeverToldToProceed() throws Exception {
+        // Given a session holding an effect, whose cross_effect is in flight: the server holds its arming write
+        Worker agent = zk.newWorker("mcp-agent", Timing.LONG_SESSION, b -> { });
+        McpSession session = new McpSession(agent.gate(), () -> { });
+        EffectKey key = zk.newKey();
+        assertThat(session.check(key, Duration.ZERO).awaitEntry().proceeds()).isTrue();
+        AmbiguousWriteCnxnFactory.Hold hold = AmbiguousWriteCnxnFactory.holdNextArmingRequest();
+        CompletableFuture<Object> cross = crossInFlight(session, key, hold);
+
+        // When the session ends meanwhile (the MCP client closed stdin), and the server then applies the arming write
+        CompletableFuture<Integer> end = ending(session);
+        hold.release();
+
+        // Then cross_effect never answered proceed, the scope is recorded not_sent (nothing was submitted: the agent
+        // was never told it may), the session counts nothing unreported, and the next contender proceeds in scope 1
+        Object answer = cross.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(agent.connectionInterrupted()).as("premise: the connection outlived the hold").isFalse();
+        assertThat(answer instanceof McpEffect.CrossAnswer a && a.armed() != null).as("cross_effect answered proceed: %s",
+                answer).isFalse();
+        assertThat(end.get(Timing.WAIT.toMillis(), TimeUnit.MILLISECONDS)).as("crossings ended unreported").isZero();
+        assertThat(session.unrecorded()).isZero();
+        KeyHistory h = agent.gate().inspect(key.key());
+        assertThat(h.scopes().get(0).state()).isEqualTo(ScopeState.NOT_SENT);
+        try (Attempt next = zk.newWorker("sibling").gate().enter(key)) {
+            assertThat(next.decision()).isInstanceOfSatisfying(Decision.Proceed.class, p -> assertThat(p.scope()).isEqualTo(1));
+        }
+    }
+
+    /** {@code cross_effect} of {@code key} on another thread, once the server holds its arming write: its answer or failure. */
+    private static CompletableFuture<Object> crossInFlight(McpSession session, EffectKey key, AmbiguousWriteCnxnFactory.Hold hold)
+            throws InterruptedException {
+        CompletableFuture<Object> cross = CompletableFuture.supplyAsync(() -> {
+            try {
+                return session.cross(key.key(), null);
+            } catch (Exception e) {
+                return e;
+            }
+        });
+        assertThat(hold.awaitHeld(Timing.EVENTUALLY)).as("the arming request reached the server").isTrue();
+        return cross;
+    }
+
+    /** The session's end, as the MCP client closing stdin makes it, on another thread: how many crossings it left unreported. */
+    private static CompletableFuture<Integer> ending(McpSession session) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return session.end("the MCP client closed the session", Timing.WAIT);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
     }
 }
