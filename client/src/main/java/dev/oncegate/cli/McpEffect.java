@@ -207,7 +207,8 @@ final class McpEffect {
         }
         if (crossing instanceof Crossing.Crossed c && c.outcome() == Outcome.NOT_SENT) {
             throw new IllegalStateException("cross_effect: the session ended before the arming was confirmed: nothing"
-                    + " may be submitted; it was recorded not_sent. Do not send");
+                    + " may be submitted; " + (c.recorded() ? "it was recorded not_sent" : "its not_sent could not be"
+                    + " recorded, so the effect reads unknown") + ". Do not send");
         }
         throw new IllegalStateException("cross_effect: the crossing ended without arming and without a refusal: " + crossing);
     }
@@ -284,12 +285,13 @@ final class McpEffect {
      * {@code send_status_unknown}, whatever the agent reported.
      */
     boolean unrecorded() {
-        if (!armed.isDone() || !crossed.isDone()) {
+        if (!crossed.isDone()) {
             return false;
         }
         if (crossed.isCompletedExceptionally()) {
-            return true;
+            return armed.isDone();
         }
+        // A Crossed crossing armed, even one that handed nothing out (the session ended while it armed).
         return crossed.join() instanceof Crossing.Crossed c && !c.recorded();
     }
 
