@@ -73,8 +73,7 @@ final class FileZxidMarks extends MemoryZxidMarks {
     private final Map<Life, Long> persisted = new ConcurrentHashMap<>();
     /** Why the file cannot be read as a whole, or null. */
     private volatile String problem;
-    /** Whether the last write failed: said once, not at every flush. Guarded by this. */
-    /** Why the last flush could not write the file, or null: a witness later processes cannot read. */
+    /** Why the last flush could not write the file, or null: a witness later processes cannot read (logged once). */
     private volatile String writeProblem;
     /** The file's bytes as this instance last read or wrote them, and what they decode to. Guarded by this. */
     private byte[] knownBytes;

@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * deploy/systemd: every unit stops its whole control group (a gated command never outlives its
- * gate; a unit that gates a command signals run alone first, KillMode=mixed), runs as a non-root user, and starts what it says; {@code systemd-analyze verify} finds
+ * gate; a unit that gates a command signals run alone first, KillMode=mixed), runs as a non-root
+ * user, and starts what it says; {@code systemd-analyze verify} finds
  * nothing to say about it when it is installed.
  */
 class SystemdUnitsTest {
