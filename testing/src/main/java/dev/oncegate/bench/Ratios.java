@@ -43,12 +43,26 @@ final class Ratios {
                      Report.Startup startup) {
         Ratios r = new Ratios(workloads, memory);
         if (startup != null) {
+            Report.StartupCommand runTrue = null;
+            Report.StartupCommand minimum = null;
             for (Report.StartupCommand c : startup.commands()) {
-                if (!c.command().equals("floor")) {
+                if (c.command().equals(StartupPhase.CURATOR_MINIMUM)) {
+                    minimum = c;
+                    r.put("startup_" + c.command() + "_vs_floor", c.vsFloor(), "startup phase: median wall time of a"
+                            + " minimal Curator program doing the least a `run -- true` on Curator and a LeaderLatch must"
+                            + " (connect, one read, create, LeaderLatch, lease CAS, two multis, `true`, close) over a bare"
+                            + " `java -cp` hello-world's, " + startup.runs() + " runs each, interleaved");
+                } else if (!c.command().equals("floor")) {
+                    runTrue = c.command().equals("run_true") ? c : runTrue;
                     r.put("startup_" + c.command() + "_vs_floor", c.vsFloor(), "startup phase: median wall time of `oncegate "
                             + c.command().replace("run_true", "run -- true") + "` over a bare `java -cp` hello-world's, "
                             + startup.runs() + " runs each, interleaved (targets: key 1.5, run -- true 3)");
                 }
+            }
+            if (runTrue != null && minimum != null) {
+                r.put("startup_run_true_vs_curator_minimum", runTrue.ms().median() / minimum.ms().median(),
+                        "startup phase: median wall time of `oncegate run -- true` over the minimal Curator program's"
+                                + " (what oncegate adds to the least its fixed choices cost)");
             }
         }
         r.speed("oncegate_vs_naive_new_keys_16", Workload.NEW_KEYS_16, "naive");

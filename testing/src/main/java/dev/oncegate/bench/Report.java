@@ -69,7 +69,7 @@ record Report(int schema, String tool, String started, double wallSeconds, long 
      * @param distribution the unpacked distribution whose {@code bin/oncegate} ran
      * @param runs         runs of each command, interleaved
      * @param firstUseMs   the first {@code key}, which makes the class-data sharing archive
-     * @param commands     floor, version, key, inspect, run_true: milliseconds, and the median over the floor's
+     * @param commands     floor, version, key, inspect, run_true, curator_minimum: milliseconds, and the median over the floor's
      */
     record Startup(String distribution, int runs, double firstUseMs, List<StartupCommand> commands) {
     }

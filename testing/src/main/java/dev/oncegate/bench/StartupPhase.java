@@ -1,5 +1,6 @@
 package dev.oncegate.bench;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -11,6 +12,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
 
 import dev.oncegate.testing.Scratch;
 
@@ -18,9 +21,12 @@ import dev.oncegate.testing.Scratch;
  * How long the distribution's short-lived commands take, wall clock from the process's start to
  * its exit, beside the floor: a bare {@code java -cp DIR Hello} of the same Java. Each run starts
  * every command once, in turn (floor, {@code --version}, {@code key}, {@code inspect},
- * {@code run -- true}: A B C D E A B C D E …), so that a machine's changing load falls on all alike;
- * {@code inspect} and {@code run} talk to the benchmark's live server, and each {@code run}
- * crosses for a key of its own (it arms, runs {@code true} and records sent_verified).
+ * {@code run -- true}, {@link CuratorMinimum}: A B C D E F A B C D E F …), so that a machine's
+ * changing load falls on all alike; {@code inspect}, {@code run} and the minimum talk to the
+ * benchmark's live server, and each {@code run} crosses for a key of its own (it arms, runs
+ * {@code true} and records sent_verified), as each minimum does. The minimum is the least a
+ * {@code run -- true} on Curator and a {@code LeaderLatch} can cost on this machine: the floor that
+ * the project's fixed choices put under {@code run}.
  *
  * <p>The launcher runs as a user would have it: {@code JAVA_HOME} this JVM's Java, a cache
  * directory ({@code XDG_CACHE_HOME}) and a state directory of the phase's own, none of the host's
@@ -32,7 +38,20 @@ import dev.oncegate.testing.Scratch;
 final class StartupPhase {
 
     private static final long PROCESS_TIMEOUT_SECONDS = 120;
+    /**
+     * Untimed rounds first, as the timed ones: the benchmark's server has just started, and a
+     * server that has answered a few sessions, elections and multis answers the rest as a
+     * production one does (its own code compiled), which the commands' figures should not carry.
+     */
+    private static final int WARMUP_ROUNDS = 3;
     private static final String NAMESPACE = "/bench-startup";
+    /** The startup phase's name for {@link CuratorMinimum}'s figures. */
+    static final String CURATOR_MINIMUM = "curator_minimum";
+    /** Where {@link CuratorMinimum} makes its keys, apart from the namespace the commands use. */
+    private static final String MINIMUM_BASE = "/bench-startup-curator-minimum";
+    /** The launcher's JVM options for every short-lived command (bin/oncegate), which {@link CuratorMinimum} runs with. */
+    private static final List<String> SHORT_LIVED = List.of("-Xlog:disable", "-Xlog:all=warning:stderr",
+            "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData");
 
     private final Path distribution;
     private final String connect;
@@ -85,17 +104,21 @@ final class StartupPhase {
         progress.note(String.format(Locale.ROOT, "startup: first use (makes the class-data sharing archive): %.0f ms",
                 firstUse));
         run(scratch, command(launcher, "init", "--connect", connect, "--namespace", NAMESPACE));
+        Minimum minimum = Minimum.prepare(scratch, java, distribution.resolve("lib/oncegate.jar").toAbsolutePath(), connect);
 
         Map<String, List<Double>> times = new LinkedHashMap<>();
-        for (int r = 0; r < runs; r++) {
+        for (int r = -WARMUP_ROUNDS; r < runs; r++) {
+            Map<String, List<Double>> round = r < 0 ? new LinkedHashMap<>() : times;
             for (Map.Entry<String, List<String>> c : commands.entrySet()) {
-                times.computeIfAbsent(c.getKey(), k -> new ArrayList<>()).add(run(scratch, c.getValue()));
+                round.computeIfAbsent(c.getKey(), k -> new ArrayList<>()).add(run(scratch, c.getValue()));
             }
             Path own = Files.writeString(scratch.resolve("run-" + r + ".txt"), "startup run " + r + " " + System.nanoTime());
-            times.computeIfAbsent("run_true", k -> new ArrayList<>()).add(run(scratch, command(launcher, "run",
+            round.computeIfAbsent("run_true", k -> new ArrayList<>()).add(run(scratch, command(launcher, "run",
                     "--connect", connect, "--namespace", NAMESPACE, "--dest", "bench:startup", "--file", own.toString(),
                     "--", "true")));
-            progress.note("startup: run " + (r + 1) + "/" + runs);
+            round.computeIfAbsent(CURATOR_MINIMUM, k -> new ArrayList<>()).add(run(scratch, minimum.command("run" + r)));
+            progress.note(r < 0 ? "startup: warm-up round " + (r + WARMUP_ROUNDS + 1) + "/" + WARMUP_ROUNDS
+                    : "startup: run " + (r + 1) + "/" + runs);
         }
         double floor = Report.Stat.of(times.get("floor"), d -> d).median();
         List<Report.StartupCommand> results = new ArrayList<>();
@@ -105,6 +128,57 @@ final class StartupPhase {
         });
         return new Report.Startup(distribution.toAbsolutePath().normalize().toString(), runs,
                 Math.round(firstUse * 10) / 10.0, List.copyOf(results));
+    }
+
+    /**
+     * {@link CuratorMinimum}, ready to run: in a jar of its own after the distribution's (whose
+     * Curator and ZooKeeper it uses), with the launcher's JVM options for a short-lived command
+     * and a class-data sharing archive made for it as the launcher makes its own (the classes a
+     * first run loads, dumped), which every timed run must map ({@code -Xshare:on}).
+     */
+    private record Minimum(List<String> prefix) {
+
+        static Minimum prepare(Path scratch, String java, Path distributionJar, String connect)
+                throws IOException, InterruptedException {
+            Path jar = scratch.resolve("curator-minimum.jar");
+            try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar))) {
+                for (Class<?> c : List.of(CuratorMinimum.class, CuratorMinimum.PlainConfig.class)) {
+                    String name = c.getName().replace('.', '/') + ".class";
+                    out.putNextEntry(new JarEntry(name));
+                    try (InputStream in = c.getClassLoader().getResourceAsStream(name)) {
+                        if (in == null) {
+                            throw new IllegalStateException("no class file " + name + " on the benchmark's class path");
+                        }
+                        in.transferTo(out);
+                    }
+                    out.closeEntry();
+                }
+            }
+            String classPath = distributionJar + File.pathSeparator + jar.toAbsolutePath();
+            Path classList = scratch.resolve("curator-minimum.classlist");
+            Path archive = scratch.resolve("curator-minimum.jsa");
+            List<String> training = new ArrayList<>(List.of(java, "-XX:DumpLoadedClassList=" + classList));
+            training.addAll(SHORT_LIVED);
+            training.addAll(List.of("-cp", classPath, CuratorMinimum.class.getName(), connect, MINIMUM_BASE, "training"));
+            run(scratch, training);
+            List<String> dump = new ArrayList<>(List.of(java, "-Xshare:dump", "-XX:SharedClassListFile=" + classList,
+                    "-XX:SharedArchiveFile=" + archive));
+            dump.addAll(SHORT_LIVED);
+            dump.addAll(List.of("-cp", classPath));
+            run(scratch, dump);
+            List<String> prefix = new ArrayList<>(List.of(java));
+            prefix.addAll(SHORT_LIVED);
+            prefix.addAll(List.of("-XX:SharedArchiveFile=" + archive, "-Xshare:on", "-cp", classPath,
+                    CuratorMinimum.class.getName(), connect, MINIMUM_BASE));
+            return new Minimum(List.copyOf(prefix));
+        }
+
+        /** The command line of one run, for a key of its own. */
+        List<String> command(String key) {
+            List<String> all = new ArrayList<>(prefix);
+            all.add(key);
+            return all;
+        }
     }
 
     private static List<String> command(Path launcher, String first, String... rest) {
