@@ -220,6 +220,9 @@ final class DefaultAttempt implements Attempt {
         }
         ScopeReads.KeyRead read = protocol.reads().readKey(key);
         Decision.Stop namespaceStop = gate.ns.checkGenesis(read.genesis());
+        if (namespaceStop == null) {
+            namespaceStop = gate.ns.rollbackKept(keyPath, -1);
+        }
         if (namespaceStop != null) {
             return namespaceStop;
         }
@@ -543,11 +546,14 @@ final class DefaultAttempt implements Attempt {
         if (blind != null || token.zxid() >= highest) {
             return blind;
         }
+        gate.ns.rolledBack(highest, token.zxid()); // kept: every later attempt of this host stops before writing
         return new Decision.StopUnavailable(StopReason.ZOOKEEPER_ROLLED_BACK, Evidence.of(scopePath, view.scope(),
                 "the lease write landed at zxid " + token.zxid() + " but zxid "
                         + highest + " was already seen for namespace " + gate.protocol.namespace()
                         + " (genesis " + gate.ns.genesisId() + "): the ensemble was restored from an older snapshot and may"
-                        + " have forgotten outcomes; nothing was armed. An operator must reconcile before workers resume"));
+                        + " have forgotten outcomes; nothing was armed. This host's workers stop until the admin, having"
+                        + " reconciled, runs `oncegate init --namespace " + gate.protocol.namespace() + " --accept-restore`"
+                        + " (deploy/RUNBOOK.md, 'ZooKeeper data lost, or restored from a backup')"));
     }
 
     private void joinElection(int n) throws Exception {

@@ -28,7 +28,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@link ZxidMarks#file}: the marks of a host in one JSON file,
- * {@code {"v":1,"marks":[{"namespace":…,"genesis":…,"zxid":…,"seen_at":[…],"updated":…}]}}.
+ * {@code {"v":1,"marks":[{"namespace":…,"genesis":…,"zxid":…,"seen_at":[…],"updated":…}]}}, where
+ * {@code genesis} is the namespace life ({@link Genesis#witnessLife()}); an entry whose life was
+ * found rolled back also has {@code "rolled_back":{"mark":…,"zxid":…,"at":…}}, kept for good (a
+ * {@code rolled_back} field this version cannot read counts as a rollback found: the file fails
+ * closed).
  *
  * <h2>Reading</h2>
  * The file as a whole must be JSON ({@link Json}'s strict reading) whose top level is an object
@@ -71,6 +75,8 @@ final class FileZxidMarks extends MemoryZxidMarks {
     private final String seenAt;
     /** Per namespace life, the highest zxid the file is known to hold: a flush writes only what rose above it. */
     private final Map<Life, Long> persisted = new ConcurrentHashMap<>();
+    /** The lives whose rollback the file is known to hold: a flush writes the others'. */
+    private final Set<Life> persistedRollbacks = ConcurrentHashMap.newKeySet();
     /** Why the file cannot be read as a whole, or null. */
     private volatile String problem;
     /** Why the last flush could not write the file, or null: a witness later processes cannot read (logged once). */
@@ -116,11 +122,11 @@ final class FileZxidMarks extends MemoryZxidMarks {
     @Override
     public void flush() {
         Map<Life, Long> mine = risen(marks);
-        if (mine.isEmpty()) {
+        if (mine.isEmpty() && unwrittenRollbacks().isEmpty()) {
             return;
         }
         synchronized (this) {
-            if (risen(mine).isEmpty()) {
+            if (risen(mine).isEmpty() && unwrittenRollbacks().isEmpty()) {
                 return; // the flush this one waited for wrote them
             }
             // An executor interrupted while it armed or recorded still flushes what it saw (a flagged thread's
@@ -155,6 +161,17 @@ final class FileZxidMarks extends MemoryZxidMarks {
         }
     }
 
+    /** The lives whose rollback this process found and the file is not known to hold. */
+    private Set<Life> unwrittenRollbacks() {
+        Set<Life> out = new HashSet<>();
+        for (Life life : rollbacks.keySet()) {
+            if (!persistedRollbacks.contains(life)) {
+                out.add(life);
+            }
+        }
+        return out;
+    }
+
     /** The marks of {@code observed} above what the file is known to hold. */
     private Map<Life, Long> risen(Map<Life, Long> observed) {
         Map<Life, Long> out = new HashMap<>();
@@ -182,6 +199,10 @@ final class FileZxidMarks extends MemoryZxidMarks {
                 Life life = new Life(e.mark().namespace(), e.mark().genesisId());
                 persisted.merge(life, e.mark().zxid(), Math::max);
                 observe(life.namespace(), life.genesisId(), e.mark().zxid());
+                if (e.rollback() != null) {
+                    rollbacks.putIfAbsent(life, e.rollback());
+                    persistedRollbacks.add(life);
+                }
             }
         }
     }
@@ -212,6 +233,7 @@ final class FileZxidMarks extends MemoryZxidMarks {
                 return;
             }
             learn(contents);
+            Set<Life> verdicts = unwrittenRollbacks(); // after learning: the file may hold them by now
             Instant now = Instant.now();
             List<Object> entries = new ArrayList<>();
             List<Entry> decoded = new ArrayList<>(); // what the entries written decode to, for the next flush
@@ -220,29 +242,45 @@ final class FileZxidMarks extends MemoryZxidMarks {
             for (Entry e : contents.entries()) {
                 Life life = e.mark() == null ? null : new Life(e.mark().namespace(), e.mark().genesisId());
                 Long zxid = life == null ? null : observed.get(life);
-                if (zxid == null || !raised.add(life)) {
+                boolean verdict = life != null && e.rollback() == null && verdicts.contains(life);
+                if ((zxid == null && !verdict) || (life != null && !raised.add(life))) {
                     entries.add(e.raw());
                     decoded.add(e);
                     continue;
                 }
+                long seen = zxid == null ? e.mark().zxid() : zxid;
                 Set<String> at = new TreeSet<>(e.mark().seenAt());
-                changed |= at.add(seenAt) || zxid > e.mark().zxid();
-                long top = Math.max(zxid, e.mark().zxid());
-                Instant updated = zxid > e.mark().zxid() ? now : e.mark().updated();
+                changed |= at.add(seenAt) || seen > e.mark().zxid() || verdict;
+                long top = Math.max(seen, e.mark().zxid());
+                Instant updated = seen > e.mark().zxid() ? now : e.mark().updated();
                 Map<String, Object> entry = e.fields();
                 entry.put("zxid", top);
                 entry.put("seen_at", new ArrayList<>(at));
                 entry.put("updated", Instants.format(updated));
+                ZxidMarks.Rollback rollback = e.rollback();
+                if (verdict) {
+                    rollback = rollbacks.get(life);
+                    entry.put("rolled_back", Contents.rollback(rollback));
+                }
                 entries.add(entry);
-                decoded.add(new Entry(entry, new ZxidMarks.Mark(life.namespace(), life.genesisId(), top, at, updated)));
+                decoded.add(new Entry(entry, new ZxidMarks.Mark(life.namespace(), life.genesisId(), top, at, updated),
+                        rollback));
             }
-            for (Map.Entry<Life, Long> o : observed.entrySet()) {
+            Map<Life, Long> missing = new HashMap<>(observed);
+            for (Life life : verdicts) {
+                missing.merge(life, Math.max(rollbacks.get(life).mark(), marks.getOrDefault(life, 0L)), Math::max);
+            }
+            for (Map.Entry<Life, Long> o : missing.entrySet()) {
                 if (!raised.contains(o.getKey())) {
                     changed = true;
                     Map<String, Object> entry = Contents.entry(o.getKey(), o.getValue(), seenAt, now);
+                    ZxidMarks.Rollback rollback = verdicts.contains(o.getKey()) ? rollbacks.get(o.getKey()) : null;
+                    if (rollback != null) {
+                        entry.put("rolled_back", Contents.rollback(rollback));
+                    }
                     entries.add(entry);
                     decoded.add(new Entry(entry, new ZxidMarks.Mark(o.getKey().namespace(), o.getKey().genesisId(),
-                            o.getValue(), Set.of(seenAt), now)));
+                            o.getValue(), Set.of(seenAt), now), rollback));
                 }
             }
             if (changed) {
@@ -255,6 +293,7 @@ final class FileZxidMarks extends MemoryZxidMarks {
                 knownContents = new Contents(root, List.copyOf(decoded));
             }
             observed.forEach((life, zxid) -> persisted.merge(life, zxid, Math::max));
+            persistedRollbacks.addAll(verdicts);
         }
     }
 
@@ -315,9 +354,13 @@ final class FileZxidMarks extends MemoryZxidMarks {
 
     /**
      * One entry of the {@code "marks"} list: the JSON value it was read as, and its mark, or null
-     * when this version cannot read it.
+     * when this version cannot read it, with the rollback found for its life, or null for none.
      */
-    private record Entry(Object raw, ZxidMarks.Mark mark) {
+    private record Entry(Object raw, ZxidMarks.Mark mark, ZxidMarks.Rollback rollback) {
+
+        Entry(Object raw, ZxidMarks.Mark mark) {
+            this(raw, mark, null);
+        }
 
         /** The fields of a mark's entry, in their order, to change and write back. */
         Map<String, Object> fields() {
@@ -339,11 +382,26 @@ final class FileZxidMarks extends MemoryZxidMarks {
                 }
                 seen.add(address);
             }
+            ZxidMarks.Mark mark;
             try {
-                return new Entry(raw, new ZxidMarks.Mark(ns, genesis, zxid, seen, Instants.parse(updated)));
+                mark = new ZxidMarks.Mark(ns, genesis, zxid, seen, Instants.parse(updated));
             } catch (DateTimeParseException e) {
                 return new Entry(raw, null);
             }
+            return new Entry(raw, mark, m.containsKey("rolled_back") ? rollback(m.get("rolled_back")) : null);
+        }
+
+        /** A {@code rolled_back} field; one this version cannot read still counts as a rollback found (zeros, the epoch). */
+        private static ZxidMarks.Rollback rollback(Object field) {
+            if (field instanceof Map<?, ?> r && r.get("mark") instanceof Long mark && r.get("zxid") instanceof Long zxid
+                    && r.get("at") instanceof String at) {
+                try {
+                    return new ZxidMarks.Rollback(mark, zxid, Instants.parse(at));
+                } catch (DateTimeParseException e) {
+                    // counts as found, below
+                }
+            }
+            return new ZxidMarks.Rollback(0, 0, Instant.EPOCH);
         }
     }
 
@@ -395,6 +453,14 @@ final class FileZxidMarks extends MemoryZxidMarks {
             out.putAll(root);
             out.put("marks", marks);
             return out;
+        }
+
+        static Map<String, Object> rollback(ZxidMarks.Rollback r) {
+            Map<String, Object> o = new LinkedHashMap<>();
+            o.put("mark", r.mark());
+            o.put("zxid", r.zxid());
+            o.put("at", Instants.format(r.at()));
+            return o;
         }
 
         static Map<String, Object> entry(Life life, long zxid, String seenAt, Instant now) {

@@ -98,6 +98,55 @@ public interface Gate extends AutoCloseable {
     }
 
     /**
+     * Accepts that the namespace's ensemble was restored from an older snapshot, once the restore
+     * has been dealt with (deploy/RUNBOOK.md, 'ZooKeeper data lost, or restored from a backup'): the
+     * genesis counts one more accepted restore ({@link Genesis#restoresAccepted()}), in a conditional
+     * write of the genesis that moves its roles epoch. A host whose rollback witness caught the
+     * restore stops every attempt at the namespace ({@code zookeeper_rolled_back}), however far the
+     * restored ensemble has moved on since, until it reads a genesis that counts more accepted
+     * restores than its marks knew; its witness then starts afresh for the namespace
+     * ({@link Genesis#witnessLife()}). The genesis is admin-only when access control is on, so the
+     * client must be authenticated as the admin; the call is not idempotent (each one counts). The
+     * write's zxid is recorded in {@code marks} under the new life (and they are flushed).
+     *
+     * @return the genesis as written
+     * @throws OncegateException when the namespace has no genesis, or the write fails (a permission, the connection)
+     */
+    static Genesis acceptRestore(CuratorFramework client, String namespace, ZxidMarks marks) throws InterruptedException {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(marks, "marks");
+        String ns = Layout.checkNamespace(namespace);
+        java.util.concurrent.atomic.AtomicLong seen = new java.util.concurrent.atomic.AtomicLong();
+        ScopeProtocol protocol = new ScopeProtocol(client, ns, Clock.systemUTC(), z -> seen.accumulateAndGet(z, Math::max),
+                () -> Acls.OPEN);
+        String path = Layout.genesis(ns);
+        try {
+            org.apache.zookeeper.data.Stat stat = new org.apache.zookeeper.data.Stat();
+            byte[] data;
+            try {
+                data = client.getData().storingStatIn(stat).forPath(path);
+            } catch (org.apache.zookeeper.KeeperException.NoNodeException e) {
+                throw new OncegateException("namespace " + ns + " has no genesis record (" + path + "): there is no restore"
+                        + " to accept; if its data was lost, see deploy/RUNBOOK.md, 'ZooKeeper data lost, or restored from"
+                        + " a backup'", e);
+            }
+            Genesis accepted = protocol.operator().acceptRestore(Records.decodeGenesis(path, data), stat.getVersion());
+            protocol.reads().readGenesis(); // the write's zxid, for the marks
+            marks.observe(ns, accepted.witnessLife(), seen.get());
+            marks.flush();
+            return accepted;
+        } catch (InterruptedException | OncegateException e) {
+            throw e;
+        } catch (org.apache.zookeeper.KeeperException.BadVersionException e) {
+            throw new OncegateException("the genesis of namespace " + ns + " changed while the restore was being accepted"
+                    + " (an `oncegate acl` or another acceptance at the same time): nothing was written; run it again", e);
+        } catch (Exception e) {
+            throw new OncegateException("could not accept the restore of namespace " + ns + ": " + e
+                    + " (check the connect string, that ZooKeeper is up, and that this is the admin identity)", e);
+        }
+    }
+
+    /**
      * The result of {@link #initialize}.
      *
      * @param genesis the namespace's genesis record

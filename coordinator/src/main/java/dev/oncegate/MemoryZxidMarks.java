@@ -2,11 +2,12 @@ package dev.oncegate;
 
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
-/** {@link ZxidMarks#inMemory()}: a concurrent map of maxima. Thread-safe. */
+/** {@link ZxidMarks#inMemory()}: a concurrent map of maxima, and one of the rollbacks caught. Thread-safe. */
 class MemoryZxidMarks implements ZxidMarks {
 
     /**
@@ -29,6 +30,8 @@ class MemoryZxidMarks implements ZxidMarks {
     }
 
     final Map<Life, Long> marks = new ConcurrentHashMap<>();
+    /** The rollbacks caught, per life: the first one kept. */
+    final Map<Life, Rollback> rollbacks = new ConcurrentHashMap<>();
 
     @Override
     public long highest(String namespace, String genesisId) {
@@ -44,6 +47,16 @@ class MemoryZxidMarks implements ZxidMarks {
     public Set<String> lives(String namespace) {
         return marks.keySet().stream().filter(life -> life.namespace().equals(namespace)).map(Life::genesisId)
                 .collect(Collectors.toUnmodifiableSet());
+    }
+
+    @Override
+    public Optional<Rollback> rolledBack(String namespace, String life) {
+        return Optional.ofNullable(rollbacks.get(new Life(namespace, life)));
+    }
+
+    @Override
+    public void rolledBack(String namespace, String life, Rollback found) {
+        rollbacks.putIfAbsent(new Life(namespace, life), Objects.requireNonNull(found, "found"));
     }
 
     @Override

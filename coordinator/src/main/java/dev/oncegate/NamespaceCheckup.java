@@ -82,6 +82,9 @@ final class NamespaceCheckup {
         Checkup.ServerClock clock = probe == null ? null : new Checkup.ServerClock(probe.sent(), probe.received(),
                 java.time.Instant.ofEpochMilli(probe.stat().getCtime()), probe.stat().getCzxid());
         Decision.StopUnavailable blind = ns.witnessStop(genesisPath, -1);
+        if (blind == null) {
+            blind = ns.rollbackKept(genesisPath, -1);
+        }
         if (blind != null) {
             return new Checkup(genesis, blind.reason(), blind.evidence().detail(), roles != null, role, access, sweep, clock);
         }

@@ -47,6 +47,11 @@ final class NamespaceState {
     private final AtomicReference<Current> current = new AtomicReference<>();
     /** The genesis last read before one was pinned, so that pinning it knows its roles epoch without another read. */
     private volatile Current unpinned;
+    /**
+     * How many accepted restores of the pinned genesis this host's marks knew when it was pinned (see
+     * {@link #acceptancesKnown}): while the newest genesis read counts fewer, the gate's attempts stop.
+     */
+    private volatile int acceptedKnown;
 
     /** One read of the genesis: the record, and the ACLs of its roles bound to its version. */
     private record Current(Genesis genesis, Acls acls) {
@@ -120,6 +125,7 @@ final class NamespaceState {
                                 + namespace + "` once, which adds it and changes nothing else"));
             }
             if (genesis.compareAndSet(null, seen)) {
+                acceptedKnown = acceptancesKnown(seen.id()); // a gate's attempts stop on it; an operator's reads do not
                 Current before = unpinned;
                 current.accumulateAndGet(before != null && before.genesis().id().equals(seen.id()) ? before
                         : new Current(seen, Acls.of(seen.roles())), Current::newer); // no epoch: a key creation reads it
@@ -137,6 +143,60 @@ final class NamespaceState {
                             + first.id() + ": its data was replaced; restart the worker after an operator checked it"));
         }
         return null;
+    }
+
+    /**
+     * The highest count of accepted restores of genesis {@code id} among the lives this host's marks
+     * know ({@link Genesis#witnessLife()}: {@code ID#N-ACCEPTANCE}), or 0.
+     */
+    private int acceptancesKnown(String id) {
+        int known = 0;
+        for (String life : marks.lives(namespace)) {
+            known = Math.max(known, Genesis.restoresAcceptedIn(life, id));
+        }
+        return known;
+    }
+
+    /**
+     * The stop of every attempt at {@code path} once this host caught the ensemble rolled back in
+     * the namespace life it works in (kept by the witness until the admin accepts the restore), or
+     * null: nothing is written first, so however far the restored ensemble's own writes move its
+     * zxids on, this host's workers do not deliver what it may have forgotten.
+     */
+    Decision.StopUnavailable rollbackKept(String path, int scope) {
+        Genesis g = currentGenesis();
+        if (g == null) {
+            return null;
+        }
+        int known = acceptedKnown;
+        if (g.restoresAccepted() < known) {
+            return new Decision.StopUnavailable(StopReason.ZOOKEEPER_ROLLED_BACK, Evidence.of(path, scope, "the genesis"
+                    + " of namespace " + namespace + " counts " + g.restoresAccepted() + " accepted restores, but this host"
+                    + " worked after the admin had accepted " + known + " (its zxid marks): the ensemble was restored from a"
+                    + " snapshot older than that and may have forgotten outcomes; every worker of this host stops before"
+                    + " writing. Restore the latest data if you can; else reconcile, then run `oncegate init --namespace "
+                    + namespace + " --accept-restore` (deploy/RUNBOOK.md, 'ZooKeeper data lost, or restored from a"
+                    + " backup')"));
+        }
+        return marks.rolledBack(namespace, g.witnessLife()).map(r -> new Decision.StopUnavailable(
+                StopReason.ZOOKEEPER_ROLLED_BACK, Evidence.of(path, scope, "this host found namespace " + namespace
+                        + "'s ensemble restored from an older snapshot (at " + r.at() + ": a write landed at zxid " + r.zxid()
+                        + " after zxid " + r.mark() + " had been seen) and may have forgotten outcomes; every worker of"
+                        + " this host stops before writing until the admin, having reconciled, runs `oncegate init"
+                        + " --namespace " + namespace + " --accept-restore` (deploy/RUNBOOK.md, 'ZooKeeper data lost, or"
+                        + " restored from a backup')"))).orElse(null);
+    }
+
+    /**
+     * Keeps, in the witness (flushed now), that a write landed at {@code zxid} below {@code mark}, the
+     * highest zxid seen for the namespace life: from now on {@link #rollbackKept} stops every attempt.
+     */
+    void rolledBack(long mark, long zxid) {
+        Genesis g = currentGenesis();
+        if (g != null) {
+            marks.rolledBack(namespace, g.witnessLife(), new ZxidMarks.Rollback(mark, zxid, clock.instant()));
+            marks.flush();
+        }
     }
 
     /** {@link #checkGenesis()} for operator commands: an unknown namespace is an error, not an empty answer. */
@@ -202,18 +262,27 @@ final class NamespaceState {
         return g == null ? null : g.id();
     }
 
+    /**
+     * The namespace life the witness keeps this process's marks under: the newest genesis read's
+     * {@link Genesis#witnessLife()} (null before the first {@link #checkGenesis}).
+     */
+    private String witnessLife() {
+        Genesis g = currentGenesis();
+        return g == null ? null : g.witnessLife();
+    }
+
     /** A zxid a read or write revealed: the ensemble has reached at least this far. */
     void observed(long zxid) {
-        String id = genesisId();
-        if (id != null && zxid > 0) {
-            marks.observe(namespace, id, zxid);
+        String life = witnessLife();
+        if (life != null && zxid > 0) {
+            marks.observe(namespace, life, zxid);
         }
     }
 
     /** The highest zxid the witness has seen for this namespace life. */
     long highestZxid() {
-        String id = genesisId();
-        return id == null ? 0 : marks.highest(namespace, id);
+        String life = witnessLife();
+        return life == null ? 0 : marks.highest(namespace, life);
     }
 
     /**

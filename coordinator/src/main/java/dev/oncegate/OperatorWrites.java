@@ -177,8 +177,23 @@ final class OperatorWrites {
      * @throws KeeperException.BadVersionException when the genesis changed since it was read
      */
     int nameRoles(Genesis genesis, int version, Genesis.Roles roles) throws Exception {
-        return zk.setData(Layout.genesis(namespace), Records.genesis(new Genesis(genesis.id(), genesis.created(), roles)),
-                version).getVersion();
+        return zk.setData(Layout.genesis(namespace), Records.genesis(new Genesis(genesis.id(), genesis.created(), roles,
+                genesis.restoresAccepted(), genesis.acceptance())), version).getVersion();
+    }
+
+    /**
+     * {@code setData NS/genesis} counting one more accepted restore, at {@code version} (the version
+     * {@code genesis} was read at): the roles epoch moves too, and every host's rollback witness
+     * starts afresh for the namespace ({@link Genesis#witnessLife()}).
+     *
+     * @return the genesis as written
+     * @throws KeeperException.BadVersionException when the genesis changed since it was read
+     */
+    Genesis acceptRestore(Genesis genesis, int version) throws Exception {
+        Genesis accepted = new Genesis(genesis.id(), genesis.created(), genesis.roles(), genesis.restoresAccepted() + 1,
+                java.util.UUID.randomUUID().toString());
+        zk.setData(Layout.genesis(namespace), Records.genesis(accepted), version);
+        return accepted;
     }
 
     /**

@@ -30,7 +30,7 @@ import java.util.Map;
  * {@link Operator#inspect} reports instead of hiding the rest. Stateless and thread-safe.
  *
  * <pre>
- * genesis         {"v":2,"id","created",["roles":{"worker","operator","admin"}]}
+ * genesis         {"v":2,"id","created",["roles":{"worker","operator","admin"}],["restores_accepted","acceptance"]}
  * key             {"v":4,"p":provider,"i":identity,"d":destination,"s":sha256,"c":created}
  * scope           {"v":4,"o":opened,"t":at,"h":null|{actor,"n":election node,"e":expires,["x":{"c":cause,[actor]}]},
  *                  ["a":true (armed)],["r":true (reconciled, before schema 4)]}
@@ -196,6 +196,10 @@ final class Records {
             roles.put("admin", g.roles().admin());
             m.put("roles", roles);
         }
+        if (g.restoresAccepted() > 0) {
+            m.put("restores_accepted", (long) g.restoresAccepted());
+            m.put("acceptance", g.acceptance());
+        }
         return Json.encode(m);
     }
 
@@ -337,7 +341,21 @@ final class Records {
             Map<String, Object> r = map(path, m.get("roles"), "'roles'");
             roles = new Genesis.Roles(string(path, r, "worker"), string(path, r, "operator"), string(path, r, "admin"));
         }
-        return new Genesis(string(path, m, "id"), instant(path, m, "created"), roles);
+        int restores = 0;
+        String acceptance = null;
+        if (m.get("restores_accepted") != null) {
+            if (!(m.get("restores_accepted") instanceof Long n) || n < 1 || n > Integer.MAX_VALUE) {
+                throw new UnreadableRecordException(path, "field 'restores_accepted' is not a positive integer");
+            }
+            restores = (int) (long) n;
+            acceptance = string(path, m, "acceptance");
+            if (acceptance.isEmpty() || acceptance.contains("/")) {
+                throw new UnreadableRecordException(path, "field 'acceptance' is not an acceptance id");
+            }
+        } else if (m.get("acceptance") != null) {
+            throw new UnreadableRecordException(path, "field 'acceptance' without 'restores_accepted'");
+        }
+        return new Genesis(string(path, m, "id"), instant(path, m, "created"), roles, restores, acceptance);
     }
 
     static KeyHistory.KeyRecord decodeKey(String path, byte[] data) {

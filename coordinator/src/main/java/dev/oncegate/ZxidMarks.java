@@ -16,11 +16,21 @@ import java.util.Set;
  * any arming; {@code oncegate} keeps the marks of a host in a small state file, so that a
  * rollback is caught by every host that talked to the ensemble before it.
  *
+ * <p>A rollback once caught is kept: the gate records it ({@link #rolledBack(String, String, Rollback)}),
+ * and every later attempt at that namespace life stops before it writes anything, however far the
+ * restored ensemble's own writes (those refused attempts' among them) have moved its zxids on since.
+ * It ends when the admin accepts the restore ({@code oncegate init --accept-restore}, after
+ * reconciling): the genesis then counts one more accepted restore, and the marks' namespace life is
+ * {@link Genesis#witnessLife()}, a new one, with no mark and no rollback yet. A host whose marks know
+ * a later life of the genesis than the one it reads (a restore to before an acceptance) stops too.
+ *
  * <p>What this catches, and what it cannot: a restore is caught by any process or host (with the
- * state file) that saw a zxid above the restored ensemble's current one, until the restored
- * ensemble's own writes pass that mark. It is not caught by a host that never talked to the
- * ensemble before, nor when the restore left the ensemble's epoch above the old one (a quorum
- * restore whose new leader starts a higher epoch moves every new zxid above the marks).
+ * state file) that saw a zxid above the restored ensemble's current one, at its first lease write
+ * while the restored ensemble is still below that mark. It is not caught by a host that never talked
+ * to the ensemble before, nor by one whose first attempt after the restore comes once the restored
+ * ensemble's writes (other hosts') have passed its mark, nor when the restore left the ensemble's
+ * epoch above the old one (a quorum restore whose new leader starts a higher epoch moves every new
+ * zxid above the marks).
  *
  * <p>A witness that cannot be read, or written, fails closed: while {@link #unreadable()} says why, a gate stops
  * every attempt with {@code stop_unavailable} ({@code marks_unreadable}), when it enters and again
@@ -63,6 +73,36 @@ public interface ZxidMarks {
      */
     default Set<String> lives(String namespace) {
         return Set.of();
+    }
+
+    /**
+     * The rollback caught for this namespace life, kept until the life ends (see the class comment),
+     * or empty. The default, for marks that keep none, is empty.
+     *
+     * @param life the genesis' {@link Genesis#witnessLife()}
+     */
+    default Optional<Rollback> rolledBack(String namespace, String life) {
+        return Optional.empty();
+    }
+
+    /**
+     * Records that the ensemble holding this namespace life was found rolled back (the first one
+     * recorded is kept); persisted by the next {@link #flush()}. The default keeps nothing.
+     */
+    default void rolledBack(String namespace, String life, Rollback found) {
+    }
+
+    /**
+     * A rollback caught: the ensemble answered {@code zxid} where this host had seen {@code mark}.
+     *
+     * @param mark the highest zxid seen before
+     * @param zxid the zxid the restored ensemble gave a write
+     * @param at   when it was found (this host's clock: for people, never for a decision)
+     */
+    record Rollback(long mark, long zxid, Instant at) {
+        public Rollback {
+            Objects.requireNonNull(at, "at");
+        }
     }
 
     /** Marks kept in this process only: a gate's default. */

@@ -42,6 +42,57 @@ class ZxidMarksTest {
     }
 
     @Test
+    void file_aRollbackFound_isKeptByTheFile_forEveryLaterProcess_whateverOthersFlush() {
+        Path file = dir.resolve("state/zxid-marks.json");
+        ZxidMarks finder = ZxidMarks.file(file, "127.0.0.1:2181");
+        ZxidMarks other = ZxidMarks.file(file, "127.0.0.1:2181");
+        finder.observe("/oncegate", "g1", 100);
+        finder.flush();
+        java.time.Instant at = java.time.Instant.parse("2026-12-04T20:00:00Z");
+
+        finder.rolledBack("/oncegate", "g1", new ZxidMarks.Rollback(100, 12, at));
+        finder.rolledBack("/oncegate", "g1", new ZxidMarks.Rollback(100, 40, at.plusSeconds(1))); // the first is kept
+        finder.flush(); // nothing rose: the rollback alone is written
+        other.observe("/oncegate", "g1", 150); // another process, which never saw it, raises the mark afterwards
+        other.observe("/oncegate", "g1#1", 160);
+        other.flush();
+
+        ZxidMarks later = ZxidMarks.file(file, "127.0.0.1:2181");
+        assertThat(later.rolledBack("/oncegate", "g1")).contains(new ZxidMarks.Rollback(100, 12, at));
+        assertThat(later.highest("/oncegate", "g1")).isEqualTo(150);
+        assertThat(later.rolledBack("/oncegate", "g1#1")).as("another life").isEmpty();
+        assertThat(other.rolledBack("/oncegate", "g1")).as("learnt by the other's flush").isPresent();
+        assertThat(later.lives("/oncegate")).containsExactlyInAnyOrder("g1", "g1#1");
+    }
+
+    @Test
+    void file_aRolledBackFieldItCannotRead_countsAsARollbackFound() throws Exception {
+        Path file = dir.resolve("zxid-marks.json");
+        Files.writeString(file, "{\"v\":1,\"marks\":[{\"namespace\":\"/oncegate\",\"genesis\":\"g1\",\"zxid\":100,"
+                + "\"seen_at\":[\"127.0.0.1:2181\"],\"updated\":\"2026-12-04T20:00:00Z\",\"rolled_back\":\"yes\"}]}");
+
+        ZxidMarks marks = ZxidMarks.file(file, "127.0.0.1:2181");
+
+        assertThat(marks.rolledBack("/oncegate", "g1")).isPresent();
+        assertThat(marks.highest("/oncegate", "g1")).isEqualTo(100);
+        marks.observe("/oncegate", "g1", 120);
+        marks.flush();
+        assertThat(Files.readString(file)).contains("\"rolled_back\":\"yes\"", "\"zxid\":120");
+    }
+
+    @Test
+    void inMemory_keepsTheFirstRollbackFoundPerLife() {
+        ZxidMarks marks = ZxidMarks.inMemory();
+        java.time.Instant at = java.time.Instant.parse("2026-12-04T20:00:00Z");
+
+        marks.rolledBack("/a", "g1", new ZxidMarks.Rollback(10, 3, at));
+        marks.rolledBack("/a", "g1", new ZxidMarks.Rollback(20, 4, at));
+
+        assertThat(marks.rolledBack("/a", "g1")).contains(new ZxidMarks.Rollback(10, 3, at));
+        assertThat(marks.rolledBack("/a", "g1#1")).isEmpty();
+    }
+
+    @Test
     void file_mergesTheMarksOfSeveralProcesses_keepingTheMaximumAndEveryAddress() {
         Path file = dir.resolve("state/zxid-marks.json");
         ZxidMarks first = ZxidMarks.file(file, "127.0.0.1:2181");

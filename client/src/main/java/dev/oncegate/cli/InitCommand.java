@@ -6,6 +6,7 @@ import dev.oncegate.Gate;
 import dev.oncegate.Genesis;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * {@code oncegate init}: writes the namespace's genesis record once (a second run changes
@@ -18,7 +19,12 @@ import picocli.CommandLine.Mixin;
                 + " three identities' digests (never their passwords) and every record gets its role's ACL, those"
                 + " found under the namespace before its genesis included.",
         footer = {"", "Without --auth, init authenticates as the --admin identity.",
-                "Exit codes: 0 written, or already initialised (\"created\":false; nothing changed); 2 bad input;"
+                "--accept-restore: after the ensemble was restored from an older snapshot and the restore was dealt"
+                        + " with (deploy/RUNBOOK.md), counts one more accepted restore in the genesis: every host whose"
+                        + " rollback witness caught it stops its workers until then, and starts its witness afresh"
+                        + " after. Admin only (--auth); each run counts one.",
+                "Exit codes: 0 written, or already initialised (\"created\":false; nothing changed), or the restore"
+                        + " accepted; 2 bad input;"
                         + " 13 ZooKeeper unavailable or no permission (a znode found there before that the admin may"
                         + " not read or change is named; every other one has its role ACL)."})
 final class InitCommand extends NamespaceCommand {
@@ -26,10 +32,21 @@ final class InitCommand extends NamespaceCommand {
     @Mixin
     RoleOptions roleOptions;
 
+    @Option(names = "--accept-restore", description = "Accept that the ensemble was restored from an older snapshot,"
+            + " once that was dealt with: the hosts that caught it let their workers run again (see the footer).")
+    boolean acceptRestore;
+
     @Override
     public Integer call() throws InterruptedException {
         String namespace = zookeeper.namespace();
         Map<String, Credentials> roles = roleOptions.identities();
+        if (acceptRestore) {
+            if (roles != null) {
+                throw usage("--accept-restore takes no role identities: it changes nothing but the count of accepted"
+                        + " restores (authenticate as the admin with --auth or --auth-file)");
+            }
+            return acceptRestore(namespace);
+        }
         ZooKeeperConnection.Settings settings = zookeeper.settings();
         if (settings.credentials() == null && roles != null) {
             settings = new ZooKeeperConnection.Settings(settings.connect(), settings.connectTimeout(), settings.clientConfig(),
@@ -49,17 +66,42 @@ final class InitCommand extends NamespaceCommand {
                         + (g.roles() == null ? "no access control" : "other role identities")
                         + "; nothing changed (to change identities, see deploy/RUNBOOK.md, 'Rotate credentials')");
             }
-            Map<String, Object> genesis = Json.object();
-            genesis.put("id", g.id());
-            genesis.put("created", Json.instant(g.created()));
-            genesis.put("roles", RoleOptions.render(g.roles()));
             Map<String, Object> out = Json.object();
             out.put("namespace", namespace);
-            out.put("genesis", genesis);
+            out.put("genesis", render(g));
             out.put("created", init.created());
             out.put("acls", g.roles() != null);
             System.out.println(Json.line(out));
             return ExitCode.OK;
         }
+    }
+
+    private Integer acceptRestore(String namespace) throws InterruptedException {
+        try (ZooKeeperConnection zk = zookeeper.connect(zookeeper.settings())) {
+            Genesis g;
+            try {
+                g = Gate.acceptRestore(zk.client(), namespace, zk.marks());
+            } catch (RuntimeException e) {
+                throw Access.explained(e, zk, Access.Role.ADMIN);
+            }
+            Map<String, Object> out = Json.object();
+            out.put("namespace", namespace);
+            out.put("genesis", render(g));
+            out.put("created", false);
+            out.put("acls", g.roles() != null);
+            out.put("restore_accepted", true);
+            System.out.println(Json.line(out));
+            return ExitCode.OK;
+        }
+    }
+
+    private static Map<String, Object> render(Genesis g) {
+        Map<String, Object> genesis = Json.object();
+        genesis.put("id", g.id());
+        genesis.put("created", Json.instant(g.created()));
+        genesis.put("roles", RoleOptions.render(g.roles()));
+        genesis.put("restores_accepted", g.restoresAccepted());
+        genesis.put("acceptance", g.acceptance());
+        return genesis;
     }
 }

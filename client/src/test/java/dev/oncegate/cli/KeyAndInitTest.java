@@ -81,4 +81,61 @@ class KeyAndInitTest extends CliFixture {
                 .isEqualTo(first.stdoutJson().get("genesis").get("id").asText());
         assertThat(new String(curator.getData().forPath(namespace + "/genesis"))).isEqualTo(genesis);
     }
+
+    @Test
+    void initAcceptRestore_countsOneMoreAcceptedRestore_eachTime_andChangesNothingElse() throws Exception {
+        String namespace = "/accept-" + System.nanoTime();
+        Cli.Result init = ops.run("init", "--connect", zk.connectString(), "--namespace", namespace);
+        assertThat(init.stdoutJson().get("genesis").get("restores_accepted").asInt()).isZero();
+
+        Cli.Result first = ops.run("init", "--connect", zk.connectString(), "--namespace", namespace, "--accept-restore");
+        Cli.Result second = ops.run("init", "--connect", zk.connectString(), "--namespace", namespace, "--accept-restore");
+
+        assertThat(first.exit()).as(first.toString()).isEqualTo(0);
+        assertThat(first.stdoutJson().get("restore_accepted").asBoolean()).isTrue();
+        assertThat(first.stdoutJson().get("created").asBoolean()).isFalse();
+        assertThat(first.stdoutJson().get("genesis").get("restores_accepted").asInt()).isEqualTo(1);
+        assertThat(second.stdoutJson().get("genesis").get("restores_accepted").asInt()).isEqualTo(2);
+        assertThat(second.stdoutJson().get("genesis").get("id").asText())
+                .isEqualTo(init.stdoutJson().get("genesis").get("id").asText());
+        JsonNode genesis = Cli.JSON.readTree(curator.getData().forPath(namespace + "/genesis"));
+        assertThat(genesis.get("restores_accepted").asInt()).isEqualTo(2);
+        assertThat(genesis.get("id").asText()).isEqualTo(init.stdoutJson().get("genesis").get("id").asText());
+        assertThat(genesis.get("created").asText()).isEqualTo(init.stdoutJson().get("genesis").get("created").asText());
+    }
+
+    @Test
+    void initAcceptRestore_withoutAGenesis_isRefused_andWithRoleIdentities_isBadInput() throws Exception {
+        String namespace = "/accept-none-" + System.nanoTime();
+
+        Cli.Result none = ops.run("init", "--connect", zk.connectString(), "--namespace", namespace, "--accept-restore");
+        Cli.Result roles = ops.run("init", "--connect", zk.connectString(), "--namespace", namespace, "--accept-restore",
+                "--worker", "w:pw", "--operator", "o:pw", "--admin", "a:pw");
+
+        assertThat(none.exit()).as(none.toString()).isEqualTo(13);
+        assertThat(none.stderr()).contains("has no genesis record", "no restore to accept");
+        assertThat(curator.checkExists().forPath(namespace + "/genesis")).isNull();
+        assertThat(roles.exit()).as(roles.toString()).isEqualTo(2);
+        assertThat(roles.stderr()).contains("--accept-restore takes no role identities");
+    }
+
+    @Test
+    void initAcceptRestore_withAccessControlOn_isTheAdminsAlone() throws Exception {
+        String namespace = "/accept-acl-" + System.nanoTime();
+        Cli.Result init = ops.run("init", "--connect", zk.connectString(), "--namespace", namespace,
+                "--worker", "w:wpw", "--operator", "o:opw", "--admin", "a:apw");
+        assertThat(init.exit()).as(init.toString()).isEqualTo(0);
+
+        Cli.Result worker = ops.run("init", "--connect", zk.connectString(), "--namespace", namespace, "--accept-restore",
+                "--auth", "w:wpw");
+        Cli.Result operator = ops.run("init", "--connect", zk.connectString(), "--namespace", namespace,
+                "--accept-restore", "--auth", "o:opw");
+        Cli.Result admin = ops.run("init", "--connect", zk.connectString(), "--namespace", namespace, "--accept-restore",
+                "--auth", "a:apw");
+
+        assertThat(worker.exit()).as(worker.toString()).isEqualTo(13);
+        assertThat(operator.exit()).as(operator.toString()).isEqualTo(13);
+        assertThat(admin.exit()).as(admin.toString()).isEqualTo(0);
+        assertThat(admin.stdoutJson().get("genesis").get("restores_accepted").asInt()).isEqualTo(1);
+    }
 }

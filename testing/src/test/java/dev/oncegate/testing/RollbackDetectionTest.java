@@ -6,12 +6,17 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
 import java.util.stream.Stream;
 
 import dev.oncegate.Attempt;
 import dev.oncegate.Decision;
 import dev.oncegate.EffectKey;
+import dev.oncegate.Gate;
+import dev.oncegate.Genesis;
+import dev.oncegate.Operator;
 import dev.oncegate.StopReason;
 import dev.oncegate.ZxidMarks;
 import org.junit.jupiter.api.Test;
@@ -48,9 +53,10 @@ class RollbackDetectionTest {
         }
     }
 
-    /** Snapshot of the server's files taken while it is stopped; {@link #restore} puts them back. */
+    /** Snapshot of the server's files taken while it is stopped (replacing any earlier one); {@link #restore} puts them back. */
     void backUp() {
         zk.server().stop();
+        delete(backup); // a test may take a second one
         Scratch.copyTree(dataDir(), backup);
         zk.server().restart();
     }
@@ -91,6 +97,118 @@ class RollbackDetectionTest {
                     .as("the lease it took was released").isNull();
         }
         assertThat(zk.provider().deliveriesOf(zk.key().key())).isEqualTo(1);
+    }
+
+    /** {@code rounds} attempts at {@code k}, each a new process of the host (its own session, the host's marks file). */
+    List<String> retry(EffectKey k, Path file, int rounds) throws InterruptedException {
+        List<String> decisions = new ArrayList<>();
+        for (int attempt = 0; attempt < rounds; attempt++) {
+            try (Worker w = worker("retry-" + attempt, ZxidMarks.file(file, zk.connectString()));
+                 Attempt a = w.gate().enter(k)) {
+                Decision d = a.decision();
+                decisions.add(d instanceof Decision.Stop s ? s.reason().wireName() : "proceed");
+                if (d.proceeds()) {
+                    a.cross(zk.provider().verified());
+                }
+            }
+        }
+        return decisions;
+    }
+
+    @Test
+    void restoredFromAnOlderSnapshot_theStopHolds_howeverManyAttemptsMoveTheRestoredEnsembleOn() throws Exception {
+        // Given a host that delivered the effect, and a few others, after a backup was taken
+        Path file = marksDir.resolve("zxid-marks.json");
+        backUp();
+        deliver(zk.key(), ZxidMarks.file(file, zk.connectString()));
+        for (int i = 0; i < 4; i++) {
+            deliver(zk.newKey(), ZxidMarks.file(file, zk.connectString()));
+        }
+        restore();
+
+        // When its workers keep trying: each refused attempt writes (its session, the key, its election node, its
+        // lease), so the restored ensemble's zxids soon pass the host's mark
+        List<String> decisions = retry(zk.key(), file, 30);
+
+        // Then every attempt stops, the key the restore forgot is not delivered again, and the file keeps the verdict
+        assertThat(decisions).as("decisions after the restore").containsOnly("zookeeper_rolled_back").hasSize(30);
+        assertThat(zk.provider().deliveriesOf(zk.key().key())).isEqualTo(1);
+        assertThat(Files.readString(file)).contains("\"rolled_back\"");
+    }
+
+    @Test
+    void restoreAccepted_byTheAdmin_theHostsWorkersProceedAgain_andALaterRestoreIsCaughtAgain() throws Exception {
+        // Given a host that caught a restore
+        Path file = marksDir.resolve("zxid-marks.json");
+        backUp();
+        deliver(zk.key(), ZxidMarks.file(file, zk.connectString()));
+        deliver(zk.newKey(), ZxidMarks.file(file, zk.connectString()));
+        restore();
+        assertThat(retry(zk.key(), file, 2)).containsOnly("zookeeper_rolled_back");
+
+        // When the admin, having reconciled, accepts the restore
+        Genesis accepted = Gate.acceptRestore(zk.newClient(), zk.namespace(), ZxidMarks.inMemory());
+        assertThat(accepted.restoresAccepted()).isEqualTo(1);
+
+        // Then the host's next worker proceeds (the forgotten key is the operator's decision to let through)
+        assertThat(retry(zk.key(), file, 1)).containsExactly("proceed");
+        assertThat(zk.provider().deliveriesOf(zk.key().key())).isEqualTo(2);
+
+        // And a later restore, to a snapshot taken after the acceptance, is caught again, and holds
+        EffectKey later = zk.newKey();
+        backUp();
+        deliver(later, ZxidMarks.file(file, zk.connectString()));
+        for (int i = 0; i < 3; i++) {
+            deliver(zk.newKey(), ZxidMarks.file(file, zk.connectString()));
+        }
+        restore();
+        assertThat(retry(later, file, 20)).containsOnly("zookeeper_rolled_back");
+        assertThat(zk.provider().deliveriesOf(later.key())).isEqualTo(1);
+    }
+
+    @Test
+    void restoreAccepted_aHostThatHadNotTriedSinceTheRestore_proceeds_withoutStoppingFirst() throws Exception {
+        // Given two hosts that saw the later state; only one of them tried (and stopped) after the restore
+        Path caught = marksDir.resolve("caught/zxid-marks.json");
+        Path idle = marksDir.resolve("idle/zxid-marks.json");
+        backUp();
+        deliver(zk.key(), ZxidMarks.file(caught, zk.connectString()));
+        deliver(zk.newKey(), ZxidMarks.file(idle, zk.connectString()));
+        restore();
+        assertThat(retry(zk.key(), caught, 1)).containsOnly("zookeeper_rolled_back");
+
+        // When the admin accepts the restore
+        Gate.acceptRestore(zk.newClient(), zk.namespace(), ZxidMarks.inMemory());
+
+        // Then the idle host's workers proceed too: its marks belong to the namespace's life before the acceptance
+        assertThat(retry(zk.newKey(), idle, 1)).containsExactly("proceed");
+    }
+
+    @Test
+    void restoredToBeforeAnAcceptance_aHostThatKnewTheAcceptanceStops() throws Exception {
+        // Given a backup taken before an acceptance that a host then worked under
+        Path file = marksDir.resolve("zxid-marks.json");
+        deliver(zk.newKey(), ZxidMarks.file(file, zk.connectString()));
+        backUp();
+        Gate.acceptRestore(zk.newClient(), zk.namespace(), ZxidMarks.inMemory());
+        deliver(zk.key(), ZxidMarks.file(file, zk.connectString()));
+
+        // When the ensemble is restored from that backup (the acceptance is forgotten)
+        restore();
+
+        // Then the host's workers stop, while its operator commands still read the records to reconcile
+        assertThat(retry(zk.key(), file, 5)).containsOnly("zookeeper_rolled_back");
+        assertThat(zk.provider().deliveriesOf(zk.key().key())).isEqualTo(1);
+        Operator operator = Operator.builder(zk.newClient()).namespace(zk.namespace())
+                .zxidMarks(ZxidMarks.file(file, zk.connectString())).build();
+        assertThat(operator.inspect(zk.key().key()).state()).as("the restore forgot the key, and the stopped attempts"
+                + " wrote nothing").isNull();
+
+        // And once the admin accepts this restore too (which counts to the number the host knew, as another acceptance),
+        // they proceed: the acceptance is a new life of the witness, not the one the host worked in
+        Genesis accepted = Gate.acceptRestore(zk.newClient(), zk.namespace(), ZxidMarks.inMemory());
+        assertThat(accepted.restoresAccepted()).isEqualTo(1);
+        assertThat(retry(zk.key(), file, 1)).containsExactly("proceed");
     }
 
     @Test
