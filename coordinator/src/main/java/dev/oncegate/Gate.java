@@ -73,6 +73,17 @@ public interface Gate extends AutoCloseable {
      */
     static Initialization initialize(CuratorFramework client, String namespace, Genesis.Roles roles, ZxidMarks marks)
             throws InterruptedException {
+        return initialize(client, namespace, roles, marks, false);
+    }
+
+    /**
+     * {@link #initialize(CuratorFramework, String, Genesis.Roles, ZxidMarks)} on nobody's request
+     * when {@code automatic} (what {@code oncegate server} does on an empty data directory): the
+     * genesis says so ({@link Genesis#automatic()}), and a host whose zxid marks know another life of
+     * the namespace then stops its workers ({@code namespace_replaced}) until the admin accepts it.
+     */
+    static Initialization initialize(CuratorFramework client, String namespace, Genesis.Roles roles, ZxidMarks marks,
+                                     boolean automatic) throws InterruptedException {
         Objects.requireNonNull(client, "client");
         Objects.requireNonNull(marks, "marks");
         String ns = Layout.checkNamespace(namespace);
@@ -81,7 +92,7 @@ public interface Gate extends AutoCloseable {
                 () -> Acls.of(roles));
         try {
             boolean existed = roles != null && client.checkExists().forPath(ns) != null;
-            OperatorWrites.GenesisResult result = protocol.operator().createGenesis(roles);
+            OperatorWrites.GenesisResult result = protocol.operator().createGenesis(roles, automatic);
             protocol.reads().readGenesis(); // the genesis write's zxid, for the marks
             marks.observe(ns, result.genesis().id(), seen.get());
             marks.flush();

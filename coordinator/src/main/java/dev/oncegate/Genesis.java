@@ -21,8 +21,15 @@ import java.util.Objects;
  * @param acceptance       a random identifier of the last acceptance (null when none): two acceptances
  *                         that counted to the same number (one made after a restore to before the
  *                         other) are not the same witness life
+ * @param automatic        written without anyone asking for it: by {@code oncegate server} on an empty
+ *                         data directory, or by a gate allowed to initialise namespaces. A host whose
+ *                         zxid marks know another life of the namespace does not take such a genesis for
+ *                         a fresh start (its data was lost) until the admin accepts it
+ *                         ({@code oncegate init --accept-restore}); one written by {@code oncegate init}
+ *                         is the admin's decision already
  */
-public record Genesis(String id, Instant created, Roles roles, int restoresAccepted, String acceptance) {
+public record Genesis(String id, Instant created, Roles roles, int restoresAccepted, String acceptance,
+                      boolean automatic) {
 
     public Genesis {
         Objects.requireNonNull(id, "id");
@@ -36,9 +43,19 @@ public record Genesis(String id, Instant created, Roles roles, int restoresAccep
         }
     }
 
-    /** A genesis no restore was accepted in. */
+    /** A genesis that {@code oncegate init} wrote, and no restore was accepted in. */
     public Genesis(String id, Instant created, Roles roles) {
-        this(id, created, roles, 0, null);
+        this(id, created, roles, 0, null, false);
+    }
+
+    /** This genesis naming {@code other} roles, all else the same. */
+    Genesis withRoles(Roles other) {
+        return new Genesis(id, created, other, restoresAccepted, acceptance, automatic);
+    }
+
+    /** This genesis counting one more accepted restore, under the new acceptance id {@code next}. */
+    Genesis accepting(String next) {
+        return new Genesis(id, created, roles, restoresAccepted + 1, Objects.requireNonNull(next, "next"), automatic);
     }
 
     /**

@@ -1,6 +1,8 @@
 package dev.oncegate;
 
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -52,6 +54,12 @@ final class NamespaceState {
      * {@link #acceptancesKnown}): while the newest genesis read counts fewer, the gate's attempts stop.
      */
     private volatile int acceptedKnown;
+    /**
+     * The lives of other geneses of the namespace this host's marks knew when it pinned a genesis
+     * written automatically and never accepted ({@link Genesis#automatic()}): while the newest genesis
+     * read is still unaccepted, the gate's attempts stop (its data was lost, not a fresh start).
+     */
+    private volatile List<String> otherLives = List.of();
 
     /** One read of the genesis: the record, and the ACLs of its roles bound to its version. */
     private record Current(Genesis genesis, Acls acls) {
@@ -107,7 +115,7 @@ final class NamespaceState {
                                 + " not take that for a fresh start; establish what happened, then run `oncegate init"
                                 + " --namespace " + namespace + "` deliberately"));
             }
-            read = Optional.of(protocol.operator().createGenesis(null).genesis());
+            read = Optional.of(protocol.operator().createGenesis(null, true).genesis());
         }
         if (read.isEmpty()) {
             return new Decision.StopUnavailable(StopReason.NAMESPACE_NOT_INITIALISED, Evidence.of(path, -1,
@@ -125,7 +133,9 @@ final class NamespaceState {
                                 + namespace + "` once, which adds it and changes nothing else"));
             }
             if (genesis.compareAndSet(null, seen)) {
-                acceptedKnown = acceptancesKnown(seen.id()); // a gate's attempts stop on it; an operator's reads do not
+                // a gate's attempts stop on these; an operator's reads do not
+                acceptedKnown = acceptancesKnown(seen.id());
+                otherLives = seen.automatic() && seen.restoresAccepted() == 0 ? otherLives(seen.id()) : List.of();
                 Current before = unpinned;
                 current.accumulateAndGet(before != null && before.genesis().id().equals(seen.id()) ? before
                         : new Current(seen, Acls.of(seen.roles())), Current::newer); // no epoch: a key creation reads it
@@ -149,6 +159,16 @@ final class NamespaceState {
      * The highest count of accepted restores of genesis {@code id} among the lives this host's marks
      * know ({@link Genesis#witnessLife()}: {@code ID#N-ACCEPTANCE}), or 0.
      */
+    private List<String> otherLives(String id) {
+        List<String> out = new ArrayList<>();
+        for (String life : new TreeSet<>(marks.lives(namespace))) {
+            if (Genesis.restoresAcceptedIn(life, id) < 0) {
+                out.add(life);
+            }
+        }
+        return List.copyOf(out);
+    }
+
     private int acceptancesKnown(String id) {
         int known = 0;
         for (String life : marks.lives(namespace)) {
@@ -167,6 +187,16 @@ final class NamespaceState {
         Genesis g = currentGenesis();
         if (g == null) {
             return null;
+        }
+        List<String> before = otherLives;
+        if (!before.isEmpty() && g.restoresAccepted() == 0) {
+            return new Decision.StopUnavailable(StopReason.NAMESPACE_REPLACED, Evidence.of(path, scope, "namespace "
+                    + namespace + " has genesis " + g.id() + ", written automatically (by `oncegate server` on an empty"
+                    + " data directory, or a gate allowed to initialise), but this host worked in another life of it ("
+                    + String.join(", ", before) + ", in its zxid marks): its data was lost, and a new genesis is not a"
+                    + " fresh start; every worker of this host stops before writing. Restore the data if you can; else"
+                    + " reconcile with the destinations' owners, then run `oncegate init --namespace " + namespace
+                    + " --accept-restore` (deploy/RUNBOOK.md, 'ZooKeeper data lost, or restored from a backup')"));
         }
         int known = acceptedKnown;
         if (g.restoresAccepted() < known) {

@@ -47,15 +47,21 @@ final class OperatorWrites {
      * {@code create NS} (its parents persistent, with the client's own ACL), {@code multi(create
      * NS/genesis, create NS/genesis/ID)}, {@code create NS/keys}: each with its role ACL when
      * {@code roles} are given. An existing genesis is kept and returned (whatever roles it names),
-     * and given its id marker and keys znode when it lacks them.
+     * and given its id marker and keys znode when it lacks them. Written as {@code oncegate init}
+     * writes it: not {@link Genesis#automatic()}.
      */
     GenesisResult createGenesis(Genesis.Roles roles) throws Exception {
+        return createGenesis(roles, false);
+    }
+
+    /** {@link #createGenesis(Genesis.Roles)}, written {@link Genesis#automatic()} when {@code automatic}. */
+    GenesisResult createGenesis(Genesis.Roles roles, boolean automatic) throws Exception {
         Optional<Genesis> existing = protocol.reads().readGenesis();
         if (existing.isPresent()) {
             completeNamespace(existing.get());
             return new GenesisResult(existing.get(), false);
         }
-        Genesis genesis = new Genesis(java.util.UUID.randomUUID().toString(), clock.instant(), roles);
+        Genesis genesis = new Genesis(java.util.UUID.randomUUID().toString(), clock.instant(), roles, 0, null, automatic);
         Acls own = Acls.of(roles);
         String path = Layout.genesis(namespace);
         if (zk.exists(namespace, null) == null) {
@@ -177,8 +183,7 @@ final class OperatorWrites {
      * @throws KeeperException.BadVersionException when the genesis changed since it was read
      */
     int nameRoles(Genesis genesis, int version, Genesis.Roles roles) throws Exception {
-        return zk.setData(Layout.genesis(namespace), Records.genesis(new Genesis(genesis.id(), genesis.created(), roles,
-                genesis.restoresAccepted(), genesis.acceptance())), version).getVersion();
+        return zk.setData(Layout.genesis(namespace), Records.genesis(genesis.withRoles(roles)), version).getVersion();
     }
 
     /**
@@ -190,8 +195,7 @@ final class OperatorWrites {
      * @throws KeeperException.BadVersionException when the genesis changed since it was read
      */
     Genesis acceptRestore(Genesis genesis, int version) throws Exception {
-        Genesis accepted = new Genesis(genesis.id(), genesis.created(), genesis.roles(), genesis.restoresAccepted() + 1,
-                java.util.UUID.randomUUID().toString());
+        Genesis accepted = genesis.accepting(java.util.UUID.randomUUID().toString());
         zk.setData(Layout.genesis(namespace), Records.genesis(accepted), version);
         return accepted;
     }

@@ -30,7 +30,7 @@ import java.util.Map;
  * {@link Operator#inspect} reports instead of hiding the rest. Stateless and thread-safe.
  *
  * <pre>
- * genesis         {"v":2,"id","created",["roles":{"worker","operator","admin"}],["restores_accepted","acceptance"]}
+ * genesis         {"v":2,"id","created",["roles":{"worker","operator","admin"}],["restores_accepted","acceptance"],["automatic"]}
  * key             {"v":4,"p":provider,"i":identity,"d":destination,"s":sha256,"c":created}
  * scope           {"v":4,"o":opened,"t":at,"h":null|{actor,"n":election node,"e":expires,["x":{"c":cause,[actor]}]},
  *                  ["a":true (armed)],["r":true (reconciled, before schema 4)]}
@@ -200,6 +200,9 @@ final class Records {
             m.put("restores_accepted", (long) g.restoresAccepted());
             m.put("acceptance", g.acceptance());
         }
+        if (g.automatic()) {
+            m.put("automatic", true);
+        }
         return Json.encode(m);
     }
 
@@ -355,7 +358,12 @@ final class Records {
         } else if (m.get("acceptance") != null) {
             throw new UnreadableRecordException(path, "field 'acceptance' without 'restores_accepted'");
         }
-        return new Genesis(string(path, m, "id"), instant(path, m, "created"), roles, restores, acceptance);
+        Object automatic = m.get("automatic");
+        if (automatic != null && !(automatic instanceof Boolean)) {
+            throw new UnreadableRecordException(path, "field 'automatic' is not a boolean");
+        }
+        return new Genesis(string(path, m, "id"), instant(path, m, "created"), roles, restores, acceptance,
+                Boolean.TRUE.equals(automatic));
     }
 
     static KeyHistory.KeyRecord decodeKey(String path, byte[] data) {

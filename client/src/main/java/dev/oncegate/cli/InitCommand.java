@@ -102,6 +102,7 @@ final class InitCommand extends NamespaceCommand {
         genesis.put("roles", RoleOptions.render(g.roles()));
         genesis.put("restores_accepted", g.restoresAccepted());
         genesis.put("acceptance", g.acceptance());
+        genesis.put("automatic", g.automatic());
         return genesis;
     }
 }

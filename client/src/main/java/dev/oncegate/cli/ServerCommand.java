@@ -221,7 +221,7 @@ final class ServerCommand extends Subcommand {
                 System.err.println("oncegate server: not initialising: " + refused);
             } else {
                 try (ZooKeeperConnection zk = ZooKeeperConnection.connected(ZooKeeperConnection.Settings.plain(connect, START_TIMEOUT), namespace)) {
-                    initialized = Gate.initialize(zk.client(), namespace, null, state.marks(connect)).created();
+                    initialized = Gate.initialize(zk.client(), namespace, null, state.marks(connect), true).created();
                 }
             }
         }

@@ -211,6 +211,46 @@ class RollbackDetectionTest {
         assertThat(retry(zk.key(), file, 1)).containsExactly("proceed");
     }
 
+    /** The namespace's data lost, and a new genesis written as {@code oncegate server} writes one on an empty data directory. */
+    void loseTheDataAndReinitialise(boolean automatic) throws Exception {
+        var admin = zk.newClient();
+        admin.delete().deletingChildrenIfNeeded().forPath(zk.namespace());
+        Gate.Initialization init = Gate.initialize(admin, zk.namespace(), null,
+                ZxidMarks.file(marksDir.resolve("server-state/zxid-marks.json"), zk.connectString()), automatic);
+        assertThat(init.created()).isTrue();
+        assertThat(init.genesis().automatic()).isEqualTo(automatic);
+    }
+
+    @Test
+    void dataLost_andANewGenesisWrittenAutomatically_aHostThatKnewTheOldLifeStops_untilTheAdminAcceptsIt()
+            throws Exception {
+        // Given a host that delivered the effect in the namespace's first life
+        Path file = marksDir.resolve("host/zxid-marks.json");
+        deliver(zk.key(), ZxidMarks.file(file, zk.connectString()));
+
+        // When the data is lost and a server with a state directory of its own (lost with it) writes a new genesis
+        loseTheDataAndReinitialise(true);
+
+        // Then the host's new workers do not take it for a fresh start, and write nothing
+        assertThat(retry(zk.key(), file, 3)).containsOnly("namespace_replaced");
+        assertThat(zk.provider().deliveriesOf(zk.key().key())).isEqualTo(1);
+        assertThat(zk.newClient().checkExists().forPath(zk.keyPath())).isNull();
+
+        // And once the admin, having reconciled, accepts it, they proceed
+        Gate.acceptRestore(zk.newClient(), zk.namespace(), ZxidMarks.inMemory());
+        assertThat(retry(zk.key(), file, 1)).containsExactly("proceed");
+    }
+
+    @Test
+    void dataLost_andANewGenesisWrittenByInit_isTheAdminsDecision_theHostProceeds() throws Exception {
+        Path file = marksDir.resolve("host/zxid-marks.json");
+        deliver(zk.newKey(), ZxidMarks.file(file, zk.connectString()));
+
+        loseTheDataAndReinitialise(false);
+
+        assertThat(retry(zk.key(), file, 1)).containsExactly("proceed");
+    }
+
     @Test
     void restoredFromAnOlderSnapshot_aHostThatNeverSawTheLaterState_cannotTell() throws Exception {
         // The limit the README states: detection needs a witness of the later state.
