@@ -10,13 +10,15 @@ import java.io.OutputStream;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.oncegate.Gate;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
-import io.modelcontextprotocol.server.McpSyncServer;
+import io.modelcontextprotocol.server.McpAsyncServer;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -25,6 +27,8 @@ import io.modelcontextprotocol.spec.McpServerSession;
 import io.modelcontextprotocol.spec.McpServerTransport;
 import io.modelcontextprotocol.spec.McpServerTransportProvider;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -91,13 +95,21 @@ final class McpCommand extends NamespaceCommand {
             McpSession session = new McpSession(gate, zk::learnRoles);
             Ending ending = new Ending(session, shutdownGrace, connection::close);
             Runtime.getRuntime().addShutdownHook(ending.hook);
-            McpSyncServer server = McpServer.sync(new Watched(new StdioServerTransportProvider(
+            // Every call on a thread of its own (see McpTools.specifications); daemon threads, which a call
+            // still blocked when the session has ended (a wait the gate is closing under) does not keep alive.
+            ExecutorService callThreads = Executors.newCachedThreadPool(call -> {
+                Thread t = new Thread(call, "oncegate-mcp-call");
+                t.setDaemon(true);
+                return t;
+            });
+            Scheduler calls = Schedulers.fromExecutorService(callThreads, "oncegate-mcp-calls");
+            McpAsyncServer server = McpServer.async(new Watched(new StdioServerTransportProvider(
                             new JacksonMcpJsonMapper(new ObjectMapper()), stdin, stdout), stdin::unread))
                     .serverInfo("oncegate", version())
                     .instructions(McpTools.INSTRUCTIONS)
                     .capabilities(ServerCapabilities.builder().tools(false).build())
                     .validateToolInputs(false) // each tool validates, answering in its JSON (McpTools.tool)
-                    .tools(McpTools.specifications(session))
+                    .tools(McpTools.specifications(session, calls))
                     .build();
             try {
                 stdin.ended.await();
@@ -112,6 +124,7 @@ final class McpCommand extends NamespaceCommand {
             } finally {
                 ending.removeHook();
                 server.close();
+                calls.dispose();
             }
         }
     }

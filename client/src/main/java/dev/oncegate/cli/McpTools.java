@@ -17,10 +17,12 @@ import dev.oncegate.OncegateException;
 import dev.oncegate.Outcome;
 import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
 import io.modelcontextprotocol.json.schema.jackson2.DefaultJsonSchemaValidator;
-import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
+import io.modelcontextprotocol.server.McpServerFeatures.AsyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * The tools of {@code oncegate mcp}: their names, descriptions and input schemas (what a model
@@ -50,25 +52,32 @@ final class McpTools {
     private McpTools() {
     }
 
-    /** The six tools, over {@code session}. */
-    static List<SyncToolSpecification> specifications(McpSession session) {
+    /**
+     * The six tools, over {@code session}, each call run on {@code calls}. Not on the SDK's default
+     * for blocking handlers (Reactor's shared boundedElastic scheduler, ten threads per core): a
+     * check_effect may wait up to {@link #MAX_WAIT_SECONDS}, and calls queued behind waiting ones
+     * would include the record_outcome of a delivery already made, which a session ending
+     * meanwhile records send_status_unknown. {@code calls} must give every call a thread of its own.
+     */
+    static List<AsyncToolSpecification> specifications(McpSession session, Scheduler calls) {
         return List.of(
-                tool(effectKeyTool(), args -> KeyCommand.describe(effectKey(session, args, false), session.namespace())),
+                tool(effectKeyTool(), args -> KeyCommand.describe(effectKey(session, args, false), session.namespace()),
+                        calls),
                 tool(checkTool(), args -> {
                     EffectKey key = effectKey(session, args, true);
                     int wait = integer(args, "wait_seconds", 0, MAX_WAIT_SECONDS);
                     McpEffect effect = session.check(key, Duration.ofSeconds(wait));
                     return decision(key.key(), effect.decision(), null);
-                }),
+                }, calls),
                 tool(checkpointTool(), args -> {
                     String key = keyArgument(args);
                     String name = text(args, "name", 128, true);
                     return decision(key, session.checkpoint(key, scopeArgument(args), name), name);
-                }),
+                }, calls),
                 tool(crossTool(), args -> {
                     String key = keyArgument(args);
                     return crossing(key, session.cross(key, scopeArgument(args)));
-                }),
+                }, calls),
                 tool(recordTool(), args -> {
                     String key = keyArgument(args);
                     Outcome outcome = outcome(args);
@@ -77,7 +86,7 @@ final class McpTools {
                         evidence = "the agent reported unknown without evidence";
                     }
                     return recorded(key, session.record(key, scopeArgument(args), outcome, evidence));
-                }),
+                }, calls),
                 tool(inspectTool(), args -> {
                     // By key, a key nobody entered yet is inspected too (exists: false).
                     String key = args.get("key") != null ? keyAlone(args) : effectKey(session, args, false).key();
@@ -87,7 +96,7 @@ final class McpTools {
                             + " delivery. Next attempt: " + history.nextAttempt());
                     out.putAll(Render.history(history));
                     return out;
-                }));
+                }, calls));
     }
 
     // ---- the tools as a model reads them ----
@@ -378,7 +387,7 @@ final class McpTools {
     /** What the SDK's validator puts before the list of errors. */
     private static final String VALIDATOR_PREFIX = "Validation failed: JSON schema validation errors: ";
 
-    private static SyncToolSpecification tool(Tool tool, Work work) {
+    private static AsyncToolSpecification tool(Tool tool, Work work, Scheduler calls) {
         Work validated = args -> {
             JsonSchemaValidator.ValidationResponse valid = SCHEMAS.validate(tool.inputSchema(), args);
             if (!valid.valid()) {
@@ -386,8 +395,8 @@ final class McpTools {
             }
             return work.apply(args);
         };
-        return new SyncToolSpecification(tool, (exchange, request) -> call(tool.name(), validated,
-                request.arguments() == null ? Map.of() : request.arguments()));
+        return new AsyncToolSpecification(tool, (exchange, request) -> Mono.fromCallable(() -> call(tool.name(), validated,
+                request.arguments() == null ? Map.of() : request.arguments())).subscribeOn(calls));
     }
 
     /** The validator's errors, e.g. {@code /destination: integer found, string expected}, without its wrapping. */

@@ -41,10 +41,11 @@ final class McpAgent implements AutoCloseable {
         this.stderr = stderr;
     }
 
-    /** Starts {@code oncegate mcp --connect CONNECT --task-id TASK} in {@code dir} and initialises its session. */
-    static McpAgent start(Path dir, String connect, String task) {
+    /** Starts {@code oncegate mcp --connect CONNECT --task-id TASK [MORE…]} in {@code dir} and initialises its session. */
+    static McpAgent start(Path dir, String connect, String task, String... more) {
         List<String> args = new ArrayList<>(javaJar());
         args.addAll(List.of("mcp", "--connect", connect, "--task-id", task, "--shutdown-grace", "20s", "-v"));
+        args.addAll(List.of(more));
         ServerParameters params = ServerParameters.builder(args.get(0)).args(args.subList(1, args.size()))
                 .env(Map.of("ONCEGATE_STATE_DIR", dir.resolve("state").toString())).build();
         StdioClientTransport transport = new StdioClientTransport(params, new JacksonMcpJsonMapper(new ObjectMapper()));

@@ -8,6 +8,7 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -106,6 +107,48 @@ class McpAgentSessionsIT extends CliFixture {
             assertThat(deliveries).hasSize(1);
         } finally {
             thread.shutdownNow();
+        }
+    }
+
+    @Test
+    void manyCallsWaitingAtOnce_neverHoldUpTheOutcomeOfACrossing() throws Exception {
+        // Given a sibling holding more effects than the SDK's shared scheduler has threads (10 per core)
+        int held = 10 * Runtime.getRuntime().availableProcessors() + 2;
+        McpAgent holder = McpAgent.start(dir, zk.connectString(), "holder", "--lease-ttl", "600s");
+        McpAgent agent = McpAgent.start(dir, zk.connectString(), "agent");
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < held; i++) {
+            Path other = Files.writeString(dir.resolve("held-" + i + ".txt"), "held " + i);
+            JsonNode check = holder.call("check_effect", Map.of("destination", dest, "file", other.toString()));
+            assertThat(check.get("decision").asText()).isEqualTo("proceed");
+            keys.add(check.get("key").asText());
+        }
+        // and an agent that crossed for an effect of its own (it has submitted)
+        assertThat(agent.call("check_effect", Map.of("destination", dest, "file", content.toString()))
+                .get("decision").asText()).isEqualTo("proceed");
+        assertThat(agent.call("cross_effect", Map.of("key", key.key())).get("decision").asText()).isEqualTo("proceed");
+        ExecutorService threads = Executors.newCachedThreadPool();
+        try {
+            // When the agent also waits on every one of the sibling's effects at once
+            Map<String, Integer> watchersBefore = new java.util.HashMap<>();
+            keys.forEach(k -> watchersBefore.put(k, zk.watchingSessions(scope0(k))));
+            List<Future<JsonNode>> waits = new ArrayList<>();
+            for (String k : keys) {
+                waits.add(threads.submit(() -> agent.call("check_effect", Map.of("key", k, "wait_seconds", 300))));
+            }
+            // (each waiter watches its key's scope 0: the agent's session is one more watcher of every one)
+            await().atMost(Timing.WAIT).until(() -> keys.stream()
+                    .allMatch(k -> zk.watchingSessions(scope0(k)) > watchersBefore.get(k)));
+
+            // Then its outcome is recorded at once, not after a wait ends
+            Future<JsonNode> recorded = threads.submit(() -> agent.call("record_outcome", Map.of("key", key.key(),
+                    "outcome", "sent_verified", "evidence", "message id 42")));
+            assertThat(recorded.get(Timing.WAIT.toSeconds(), TimeUnit.SECONDS).get("recorded").asBoolean()).isTrue();
+            assertThat(waits).noneMatch(Future::isDone);
+            assertThat(agent.call("inspect_effect", Map.of("key", key.key())).get("state").asText())
+                    .isEqualTo("sent_verified");
+        } finally {
+            threads.shutdownNow();
         }
     }
 
@@ -262,6 +305,11 @@ class McpAgentSessionsIT extends CliFixture {
     }
 
     /** An obedient agent: delivers only when check_effect and cross_effect both say proceed. */
+    /** Scope 0 of key {@code k}, in the default namespace. */
+    private static String scope0(String k) {
+        return NAMESPACE + "/keys/" + k.substring(0, 2) + "/" + k.substring(2, 4) + "/" + k + "/0";
+    }
+
     private String deliverOnce(McpAgent agent) {
         JsonNode check = agent.call("check_effect", Map.of("destination", dest, "file", content.toString()));
         if (!check.get("decision").asText().equals("proceed")) {
