@@ -7,6 +7,7 @@ import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -104,7 +105,8 @@ final class McpCommand extends NamespaceCommand {
             });
             Scheduler calls = Schedulers.fromExecutorService(callThreads, "oncegate-mcp-calls");
             McpAsyncServer server = McpServer.async(new Watched(new StdioServerTransportProvider(
-                            new JacksonMcpJsonMapper(new ObjectMapper()), stdin, stdout), stdin::unread))
+                            new JacksonMcpJsonMapper(new ObjectMapper()), new WithoutRootsChanges(stdin), stdout),
+                            stdin::unread))
                     .serverInfo("oncegate", version())
                     .instructions(McpTools.INSTRUCTIONS)
                     .capabilities(ServerCapabilities.builder().tools(false).build())
@@ -151,6 +153,147 @@ final class McpCommand extends NamespaceCommand {
     private static String version() {
         String v = McpCommand.class.getPackage().getImplementationVersion();
         return v != null ? v : "dev";
+    }
+
+    /**
+     * stdin less the client's {@code notifications/roots/list_changed}, each one a line of its own.
+     * The tools use no roots, but the SDK answers that notification by asking the client for its
+     * roots ({@code roots/list}), and when that request fails or goes unanswered within its timeout,
+     * the error ends the SDK's reading of the session: at once (a wrong "not a JSON-RPC message"
+     * end, exit 2), or after the timeout with the process alive, holding its leases and answering
+     * nothing. Every other byte passes as it came, line by line (a line is handed on once whole;
+     * one longer than {@link #LONGEST_NOTIFICATION} bytes, which cannot be that notification, as it
+     * arrives). Not thread-safe: the SDK's one reader thread reads it.
+     */
+    static final class WithoutRootsChanges extends InputStream {
+        static final int LONGEST_NOTIFICATION = 4096;
+        private static final byte[] METHOD = "notifications/roots/list_changed".getBytes(StandardCharsets.US_ASCII);
+        private static final ObjectMapper JSON = new ObjectMapper();
+
+        private final InputStream in;
+        private final byte[] chunk = new byte[8192];
+        private int chunkPos;
+        private int chunkEnd;
+        /** The line being gathered (at most {@link #LONGEST_NOTIFICATION} bytes). */
+        private final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
+        /** Bytes ready for the reader, and how far it has read them. */
+        private byte[] ready = new byte[0];
+        private int readyPos;
+        /** Passing a long line through as it arrives, until its newline. */
+        private boolean passing;
+        private boolean ended;
+
+        WithoutRootsChanges(InputStream in) {
+            this.in = in;
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (len == 0) {
+                return 0;
+            }
+            while (readyPos == ready.length) {
+                if (!fill()) {
+                    return -1;
+                }
+            }
+            int n = Math.min(len, ready.length - readyPos);
+            System.arraycopy(ready, readyPos, b, off, n);
+            readyPos += n;
+            return n;
+        }
+
+        /** Makes bytes ready (a whole line, the part of a long one that came, or the last bytes); false at the end. */
+        private boolean fill() throws IOException {
+            while (true) {
+                if (chunkPos == chunkEnd) {
+                    if (ended) {
+                        byte[] last = line.toByteArray();
+                        line.reset();
+                        return hand(last);
+                    }
+                    int n = in.read(chunk, 0, chunk.length);
+                    if (n < 0) {
+                        ended = true;
+                        continue;
+                    }
+                    chunkPos = 0;
+                    chunkEnd = n;
+                }
+                int newline = -1;
+                for (int i = chunkPos; i < chunkEnd; i++) {
+                    if (chunk[i] == '\n') {
+                        newline = i;
+                        break;
+                    }
+                }
+                int upTo = newline < 0 ? chunkEnd : newline + 1;
+                if (passing) {
+                    byte[] part = java.util.Arrays.copyOfRange(chunk, chunkPos, upTo);
+                    chunkPos = upTo;
+                    passing = newline < 0;
+                    return hand(part);
+                }
+                line.write(chunk, chunkPos, upTo - chunkPos);
+                chunkPos = upTo;
+                if (newline >= 0) {
+                    byte[] whole = line.toByteArray();
+                    line.reset();
+                    if (!isRootsChange(whole) && hand(whole)) {
+                        return true;
+                    }
+                } else if (line.size() > LONGEST_NOTIFICATION) {
+                    byte[] start = line.toByteArray();
+                    line.reset();
+                    passing = true;
+                    return hand(start);
+                }
+            }
+        }
+
+        private boolean hand(byte[] bytes) {
+            ready = bytes;
+            readyPos = 0;
+            return bytes.length > 0;
+        }
+
+        /** Whether {@code line} is a JSON-RPC notification (no id) of {@code notifications/roots/list_changed}. */
+        static boolean isRootsChange(byte[] line) {
+            if (line.length > LONGEST_NOTIFICATION + 1 || indexOf(line, METHOD) < 0) {
+                return false;
+            }
+            try {
+                com.fasterxml.jackson.databind.JsonNode message = JSON.readTree(line);
+                return message != null && message.isObject() && !message.has("id")
+                        && "notifications/roots/list_changed".equals(message.path("method").asText(null));
+            } catch (IOException e) {
+                return false; // not JSON: the SDK says so
+            }
+        }
+
+        private static int indexOf(byte[] haystack, byte[] needle) {
+            outer:
+            for (int i = 0; i + needle.length <= haystack.length; i++) {
+                for (int j = 0; j < needle.length; j++) {
+                    if (haystack[i + j] != needle[j]) {
+                        continue outer;
+                    }
+                }
+                return i;
+            }
+            return -1;
+        }
+
+        @Override
+        public void close() throws IOException {
+            in.close();
+        }
     }
 
     /**

@@ -153,6 +153,24 @@ class McpAgentSessionsIT extends CliFixture {
     }
 
     @Test
+    void aRootsListChangedNotification_isIgnored_andTheSessionGoesOnAnswering() throws Exception {
+        // Given a session holding a lease (ByHand's check_effect)
+        try (ByHand session = new ByHand()) {
+            assertThat(session.stdout().get(1)).contains("proceed");
+
+            // When its client says its roots changed (the SDK would ask it for them, and a failed or
+            // unanswered roots/list would end, or stall, the SDK's reading of every later line)
+            session.send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/roots/list_changed\"}");
+
+            // Then the next line on stdout is the answer to the next call, and the lease is still held
+            String answer = session.call(3, "inspect_effect", "{\"key\":\"" + key.key() + "\"}");
+            assertThat(answer).as("no request to the client came first").contains("\"id\":3").doesNotContain("roots/list");
+            assertThat(answer).contains("leased");
+            assertThat(session.process.isAlive()).isTrue();
+        }
+    }
+
+    @Test
     void aSessionThatCrossesAndDisconnects_leavesTheKeyUnknown_andASiblingIsToldNotToSend() throws Exception {
         // Given an agent that crossed (it may be pressing submit right now)
         McpAgent a = McpAgent.start(dir, zk.connectString(), "crosser");
