@@ -543,6 +543,9 @@ final class DefaultAttempt implements Attempt {
      */
     private Decision.Stop rollbackStop(long highest) {
         Decision.Stop blind = gate.ns.witnessStop(scopePath, view.scope());
+        if (blind == null) {
+            blind = gate.ns.rollbackKept(scopePath, view.scope()); // found meanwhile by another process of the host
+        }
         if (blind != null || token.zxid() >= highest) {
             return blind;
         }

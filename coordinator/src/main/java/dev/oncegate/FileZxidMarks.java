@@ -112,6 +112,27 @@ final class FileZxidMarks extends MemoryZxidMarks {
         return Optional.ofNullable(problem != null ? problem : writeProblem);
     }
 
+    /**
+     * {@inheritDoc} Also a rollback another process of the host found and wrote to the file since
+     * this one last read it: the file is read again when its bytes changed (a long-lived gate
+     * otherwise only learns it at a flush, and one whose marks did not rise would not flush).
+     */
+    @Override
+    public Optional<Rollback> rolledBack(String namespace, String life) {
+        Optional<Rollback> known = super.rolledBack(namespace, life);
+        if (known.isPresent()) {
+            return known;
+        }
+        synchronized (this) {
+            try {
+                learn(readKnown());
+            } catch (Unreadable e) {
+                unreadable(e.getMessage()); // the attempt stops on it (marks_unreadable)
+            }
+        }
+        return super.rolledBack(namespace, life);
+    }
+
     /** What the file holds now (other processes of the host write it too), and what this process saw. */
     @Override
     public synchronized Set<String> lives(String namespace) {

@@ -53,18 +53,31 @@ final class NamespaceState {
      * How many accepted restores of the pinned genesis this host's marks knew when it was pinned (see
      * {@link #acceptancesKnown}): while the newest genesis read counts fewer, the gate's attempts stop.
      */
-    private volatile int acceptedKnown;
+    private final java.util.concurrent.atomic.AtomicInteger acceptedKnown = new java.util.concurrent.atomic.AtomicInteger();
     /**
      * The lives of other geneses of the namespace this host's marks knew when it pinned a genesis
      * written automatically and never accepted ({@link Genesis#automatic()}): while the newest genesis
      * read is still unaccepted, the gate's attempts stop (its data was lost, not a fresh start).
      */
-    private volatile List<String> otherLives = List.of();
+    private final AtomicReference<List<String>> otherLives = new AtomicReference<>();
 
-    /** One read of the genesis: the record, and the ACLs of its roles bound to its version. */
+    /**
+     * One read of the genesis: the record, and the ACLs of its roles bound to its version. The newer
+     * of two is the one at the higher version (the roles epoch only moves on), or, whatever their
+     * versions, the one just read when they count accepted restores differently: a genesis
+     * version goes back with a restore, and the admin's acceptance after it may land at a version
+     * already seen.
+     */
     private record Current(Genesis genesis, Acls acls) {
         static Current newer(Current held, Current seen) {
-            return held == null || seen.acls().epoch() > held.acls().epoch() ? seen : held;
+            if (held == null || seen.acls().epoch() > held.acls().epoch()) {
+                return seen;
+            }
+            Genesis h = held.genesis();
+            Genesis s = seen.genesis();
+            boolean otherAcceptance = h.id().equals(s.id()) && (h.restoresAccepted() != s.restoresAccepted()
+                    || !Objects.equals(h.acceptance(), s.acceptance()));
+            return otherAcceptance && seen.acls().epoch() != Acls.NO_EPOCH ? seen : held;
         }
     }
 
@@ -132,10 +145,12 @@ final class NamespaceState {
                                 + " has no id marker (it was written by an older oncegate): run `oncegate init --namespace "
                                 + namespace + "` once, which adds it and changes nothing else"));
             }
+            // What the gate's attempts stop on (an operator's reads do not), known before the genesis is pinned:
+            // another thread of a shared gate that finds it pinned must find these too.
+            acceptedKnown.accumulateAndGet(acceptancesKnown(seen.id()), Math::max);
+            otherLives.compareAndSet(null, seen.automatic() && seen.restoresAccepted() == 0 ? otherLives(seen.id())
+                    : List.of());
             if (genesis.compareAndSet(null, seen)) {
-                // a gate's attempts stop on these; an operator's reads do not
-                acceptedKnown = acceptancesKnown(seen.id());
-                otherLives = seen.automatic() && seen.restoresAccepted() == 0 ? otherLives(seen.id()) : List.of();
                 Current before = unpinned;
                 current.accumulateAndGet(before != null && before.genesis().id().equals(seen.id()) ? before
                         : new Current(seen, Acls.of(seen.roles())), Current::newer); // no epoch: a key creation reads it
@@ -188,8 +203,8 @@ final class NamespaceState {
         if (g == null) {
             return null;
         }
-        List<String> before = otherLives;
-        if (!before.isEmpty() && g.restoresAccepted() == 0) {
+        List<String> before = otherLives.get();
+        if (before != null && !before.isEmpty() && g.restoresAccepted() == 0) {
             return new Decision.StopUnavailable(StopReason.NAMESPACE_REPLACED, Evidence.of(path, scope, "namespace "
                     + namespace + " has genesis " + g.id() + ", written automatically (by `oncegate server` on an empty"
                     + " data directory, or a gate allowed to initialise), but this host worked in another life of it ("
@@ -198,7 +213,7 @@ final class NamespaceState {
                     + " reconcile with the destinations' owners, then run `oncegate init --namespace " + namespace
                     + " --accept-restore` (deploy/RUNBOOK.md, 'ZooKeeper data lost, or restored from a backup')"));
         }
-        int known = acceptedKnown;
+        int known = acceptedKnown.get();
         if (g.restoresAccepted() < known) {
             return new Decision.StopUnavailable(StopReason.ZOOKEEPER_ROLLED_BACK, Evidence.of(path, scope, "the genesis"
                     + " of namespace " + namespace + " counts " + g.restoresAccepted() + " accepted restores, but this host"
@@ -272,6 +287,9 @@ final class NamespaceState {
             return; // another namespace life: checkGenesis stops whoever read it
         }
         Current before = current.getAndAccumulate(read, Current::newer);
+        // A process that saw an acceptance stops when a later read counts fewer (a restore to before it); raised
+        // after the genesis it counts is current, so that no attempt meanwhile finds itself behind for nothing.
+        acceptedKnown.accumulateAndGet(seen.restoresAccepted(), Math::max);
         if (before != null && before.acls().epoch() != Acls.NO_EPOCH && version > before.acls().epoch()
                 && !Objects.equals(before.genesis().roles(), seen.roles())) {
             Genesis.Roles r = seen.roles();

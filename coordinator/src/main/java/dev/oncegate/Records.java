@@ -30,7 +30,7 @@ import java.util.Map;
  * {@link Operator#inspect} reports instead of hiding the rest. Stateless and thread-safe.
  *
  * <pre>
- * genesis         {"v":2,"id","created",["roles":{"worker","operator","admin"}],["restores_accepted","acceptance"],["automatic"]}
+ * genesis         {"v":2,"id","created",["roles":{"worker","operator","admin"}],["restores_accepted","acceptance"],["automatic"]} (v 3 with either)
  * key             {"v":4,"p":provider,"i":identity,"d":destination,"s":sha256,"c":created}
  * scope           {"v":4,"o":opened,"t":at,"h":null|{actor,"n":election node,"e":expires,["x":{"c":cause,[actor]}]},
  *                  ["a":true (armed)],["r":true (reconciled, before schema 4)]}
@@ -52,6 +52,11 @@ final class Records {
 
     /** The schema version of the genesis, reconciliation and authorization records. */
     static final int SCHEMA = 2;
+    /**
+     * The newest schema version of the genesis: 3 when it counts accepted restores or was written
+     * automatically (fields a version-2 reader would skip, and its {@code acl} drop); else 2.
+     */
+    static final int GENESIS_SCHEMA = 3;
     /** The schema version the key, scope, armed and outcome records are written in (2 and 3 are read too). */
     static final int KEY_SCHEMA = 4;
 
@@ -186,7 +191,9 @@ final class Records {
     // ---- encoding ----------------------------------------------------------------------
 
     static byte[] genesis(Genesis g) {
-        Map<String, Object> m = base(SCHEMA);
+        // A genesis with a field of schema 3 says so: a release that reads version 2 only then refuses it (and its
+        // `oncegate acl` cannot rewrite it without them) instead of taking it for a genesis without them.
+        Map<String, Object> m = base(g.restoresAccepted() > 0 || g.automatic() ? GENESIS_SCHEMA : SCHEMA);
         m.put("id", g.id());
         m.put("created", Instants.format(g.created()));
         if (g.roles() != null) {
@@ -338,7 +345,7 @@ final class Records {
     // ---- decoding ----------------------------------------------------------------------
 
     static Genesis decodeGenesis(String path, byte[] data) {
-        Map<String, Object> m = object(path, data, SCHEMA);
+        Map<String, Object> m = object(path, data, GENESIS_SCHEMA);
         Genesis.Roles roles = null;
         if (m.get("roles") != null) {
             Map<String, Object> r = map(path, m.get("roles"), "'roles'");

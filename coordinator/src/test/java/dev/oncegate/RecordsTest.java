@@ -155,8 +155,20 @@ class RecordsTest {
                 .hasMessageContaining("'m' (commitment)");
         assertThatThrownBy(() -> Records.decodeOutcome("/o", utf8("{\"v\":4,\"o\":\"not_sent\",\"r\":\"reconciled-0\"}")))
                 .as("a reconciliation marker says sent_verified").isInstanceOf(UnreadableRecordException.class);
-        assertThatThrownBy(() -> Records.decodeGenesis("/ns/genesis", utf8("{\"v\":3,\"id\":\"g\",\"created\":\"2026-01-01T00:00:00Z\"}")))
-                .isInstanceOf(UnreadableRecordException.class).hasMessageContaining("upgrade oncegate");
+        assertThatThrownBy(() -> Records.decodeGenesis("/ns/genesis", utf8("{\"v\":4,\"id\":\"g\",\"created\":\"2026-01-01T00:00:00Z\"}")))
+                .isInstanceOf(UnreadableRecordException.class).hasMessageContaining("upgrade oncegate")
+                .hasMessageContaining("versions 2 to 3");
+        assertThatThrownBy(() -> Records.decodeGenesis("/ns/genesis", utf8("{\"v\":3,\"id\":\"g\",\"created\":"
+                + "\"2026-01-01T00:00:00Z\",\"restores_accepted\":1}")))
+                .as("an acceptance count without its id").isInstanceOf(UnreadableRecordException.class)
+                .hasMessageContaining("acceptance");
+        Genesis accepted = Records.decodeGenesis("/ns/genesis", Records.genesis(new Genesis("g",
+                java.time.Instant.parse("2026-01-01T00:00:00Z"), null, 2, "a1", true)));
+        assertThat(accepted.restoresAccepted()).isEqualTo(2);
+        assertThat(accepted.acceptance()).isEqualTo("a1");
+        assertThat(accepted.automatic()).isTrue();
+        assertThat(accepted.witnessLife()).isEqualTo("g#2-a1");
+        assertThat(new String(Records.genesis(accepted), java.nio.charset.StandardCharsets.UTF_8)).startsWith("{\"v\":3,");
         assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("{\"v\":3,\"t\":\"2026-01-01T00:00:00Z\",\"h\":null}")))
                 .isInstanceOf(UnreadableRecordException.class).hasMessageContaining("field 'o' (opened) is missing");
         assertThatThrownBy(() -> Records.decodeScope(SCOPE, utf8("{\"v\":3,\"opened\":\"initial\",\"at\":\"2026-01-01T00:00:00Z\",\"holder\":null}")))

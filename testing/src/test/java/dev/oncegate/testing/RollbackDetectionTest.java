@@ -29,48 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * with {@code zookeeper_rolled_back} at its lease write, before any arming; a gate with no witness
  * cannot tell, and that limit is pinned here too.
  */
-class RollbackDetectionTest {
-
-    /** A server per test: each one puts old data back into it. */
-    @RegisterExtension
-    static final ZooKeeperExtension zk = ZooKeeperExtension.standalone().perTest();
-
-    @TempDir
-    Path backup;
-
-    @TempDir
-    Path marksDir;
-
-    Worker worker(String task, ZxidMarks marks) {
-        return zk.newWorker(task, b -> b.zxidMarks(marks));
-    }
-
-    /** Delivers {@code k} once through a worker with the given witness. */
-    void deliver(EffectKey k, ZxidMarks marks) throws InterruptedException {
-        try (Worker w = worker("task-a", marks); Attempt a = w.gate().enter(k)) {
-            assertThat(a.decision().proceeds()).isTrue();
-            a.cross(zk.provider().verified());
-        }
-    }
-
-    /** Snapshot of the server's files taken while it is stopped (replacing any earlier one); {@link #restore} puts them back. */
-    void backUp() {
-        zk.server().stop();
-        delete(backup); // a test may take a second one
-        Scratch.copyTree(dataDir(), backup);
-        zk.server().restart();
-    }
-
-    void restore() {
-        zk.server().stop();
-        delete(dataDir());
-        Scratch.copyTree(backup, dataDir());
-        zk.server().restart();
-    }
-
-    Path dataDir() {
-        return zk.server().server().getTempDirectory().toPath();
-    }
+class RollbackDetectionTest extends RestoreFixture {
 
     @Test
     void restoredFromAnOlderSnapshot_aWitnessedHostStopsBeforeArming() throws Exception {
@@ -97,22 +56,6 @@ class RollbackDetectionTest {
                     .as("the lease it took was released").isNull();
         }
         assertThat(zk.provider().deliveriesOf(zk.key().key())).isEqualTo(1);
-    }
-
-    /** {@code rounds} attempts at {@code k}, each a new process of the host (its own session, the host's marks file). */
-    List<String> retry(EffectKey k, Path file, int rounds) throws InterruptedException {
-        List<String> decisions = new ArrayList<>();
-        for (int attempt = 0; attempt < rounds; attempt++) {
-            try (Worker w = worker("retry-" + attempt, ZxidMarks.file(file, zk.connectString()));
-                 Attempt a = w.gate().enter(k)) {
-                Decision d = a.decision();
-                decisions.add(d instanceof Decision.Stop s ? s.reason().wireName() : "proceed");
-                if (d.proceeds()) {
-                    a.cross(zk.provider().verified());
-                }
-            }
-        }
-        return decisions;
     }
 
     @Test
@@ -209,16 +152,6 @@ class RollbackDetectionTest {
         Genesis accepted = Gate.acceptRestore(zk.newClient(), zk.namespace(), ZxidMarks.inMemory());
         assertThat(accepted.restoresAccepted()).isEqualTo(1);
         assertThat(retry(zk.key(), file, 1)).containsExactly("proceed");
-    }
-
-    /** The namespace's data lost, and a new genesis written as {@code oncegate server} writes one on an empty data directory. */
-    void loseTheDataAndReinitialise(boolean automatic) throws Exception {
-        var admin = zk.newClient();
-        admin.delete().deletingChildrenIfNeeded().forPath(zk.namespace());
-        Gate.Initialization init = Gate.initialize(admin, zk.namespace(), null,
-                ZxidMarks.file(marksDir.resolve("server-state/zxid-marks.json"), zk.connectString()), automatic);
-        assertThat(init.created()).isTrue();
-        assertThat(init.genesis().automatic()).isEqualTo(automatic);
     }
 
     @Test
@@ -376,17 +309,5 @@ class RollbackDetectionTest {
         }
         assertThat(file).hasContent("not json at all");
         assertThat(zk.provider().deliveries()).isZero();
-    }
-
-    static void delete(Path dir) {
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path p : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {
-                if (!p.equals(dir)) {
-                    Files.delete(p);
-                }
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }
