@@ -46,8 +46,9 @@ import org.slf4j.LoggerFactory;
  * <h2>Flushing</h2>
  * {@link #flush} merges what this process observed into the file under an exclusive lock on
  * {@code FILE.lock}: it re-reads the file, raises only the entries of the namespace lives whose
- * mark rose (maximum zxid, union of addresses), adds the missing ones, leaves every other entry
- * as it was, and replaces the file atomically, so concurrent processes never lose each other's
+ * mark rose (maximum zxid, union of addresses), adds the missing ones, writes back whatever this
+ * process knows that the file lost meanwhile (moved aside, replaced by an older copy: marks and
+ * rollbacks), leaves every other entry as it was, and replaces the file atomically, so concurrent processes never lose each other's
  * marks. The marks it reads there join this process's witness. A flush returns once the caller's
  * marks are in the file. Flushes of one instance take turns, and one that finds its marks written
  * by the flush before it returns without writing: a burst of flushes from many threads of a gate
@@ -254,7 +255,27 @@ final class FileZxidMarks extends MemoryZxidMarks {
                 return;
             }
             learn(contents);
-            Set<Life> verdicts = unwrittenRollbacks(); // after learning: the file may hold them by now
+            // What the file holds now, which may be less than it was known to hold (moved aside, replaced by a
+            // copy): whatever this process knows above it is written too, rollbacks included.
+            Map<Life, Long> inFile = new HashMap<>();
+            Set<Life> fileRollbacks = new HashSet<>();
+            for (Entry e : contents.entries()) {
+                if (e.mark() != null) {
+                    Life life = new Life(e.mark().namespace(), e.mark().genesisId());
+                    inFile.merge(life, e.mark().zxid(), Math::max);
+                    if (e.rollback() != null) {
+                        fileRollbacks.add(life);
+                    }
+                }
+            }
+            observed = new HashMap<>(observed);
+            for (Map.Entry<Life, Long> m : marks.entrySet()) {
+                if (m.getValue() > inFile.getOrDefault(m.getKey(), -1L)) {
+                    observed.merge(m.getKey(), m.getValue(), Math::max);
+                }
+            }
+            Set<Life> verdicts = new HashSet<>(rollbacks.keySet());
+            verdicts.removeAll(fileRollbacks);
             Instant now = Instant.now();
             List<Object> entries = new ArrayList<>();
             List<Entry> decoded = new ArrayList<>(); // what the entries written decode to, for the next flush

@@ -66,6 +66,25 @@ class ZxidMarksTest {
     }
 
     @Test
+    void file_movedAsideUnderARunningProcess_getsItsMarksAndItsRollbackBack_atItsNextFlush() throws Exception {
+        Path file = dir.resolve("aside/zxid-marks.json");
+        ZxidMarks running = ZxidMarks.file(file, "127.0.0.1:2181");
+        running.observe("/ns", "L", 10);
+        running.observe("/ns", "M", 7);
+        running.rolledBack("/ns", "L", new ZxidMarks.Rollback(10, 3, java.time.Instant.parse("2026-12-04T20:00:00Z")));
+        running.flush();
+        Files.move(file, dir.resolve("aside/zxid-marks.json.unreadable"));
+
+        running.observe("/ns", "L", 11);
+        running.flush();
+
+        ZxidMarks later = ZxidMarks.file(file, "127.0.0.1:2181");
+        assertThat(later.rolledBack("/ns", "L")).as("a new process of the host").isPresent();
+        assertThat(later.highest("/ns", "L")).isEqualTo(11);
+        assertThat(later.highest("/ns", "M")).isEqualTo(7);
+    }
+
+    @Test
     void file_aRolledBackFieldItCannotRead_countsAsARollbackFound() throws Exception {
         Path file = dir.resolve("zxid-marks.json");
         Files.writeString(file, "{\"v\":1,\"marks\":[{\"namespace\":\"/oncegate\",\"genesis\":\"g1\",\"zxid\":100,"
