@@ -22,7 +22,8 @@ import picocli.CommandLine.Option;
                 "--accept-restore: after the ensemble was restored from an older snapshot and the restore was dealt"
                         + " with (deploy/RUNBOOK.md), counts one more accepted restore in the genesis: every host whose"
                         + " rollback witness caught it stops its workers until then, and starts its witness afresh"
-                        + " after. Admin only (--auth); each run counts one.",
+                        + " after. Admin only (--auth) where access control is on (a genesis written automatically"
+                        + " names no roles: turn it on with `oncegate acl` first); each run counts one.",
                 "Exit codes: 0 written, or already initialised (\"created\":false; nothing changed), or the restore"
                         + " accepted; 2 bad input;"
                         + " 13 ZooKeeper unavailable or no permission (a znode found there before that the admin may"
