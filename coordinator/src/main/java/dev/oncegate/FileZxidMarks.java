@@ -115,23 +115,29 @@ final class FileZxidMarks extends MemoryZxidMarks {
 
     /**
      * {@inheritDoc} Also a rollback another process of the host found and wrote to the file since
-     * this one last read it: the file is read again when its bytes changed (a long-lived gate
-     * otherwise only learns it at a flush, and one whose marks did not rise would not flush).
+     * this one last read it: the file's bytes are read at every call and taken in when they changed
+     * (a long-lived gate otherwise only learns it at a flush, and one whose marks did not rise would
+     * not flush). A rollback this process knows and the file lost (moved aside, replaced by an older
+     * copy) is written back before this returns.
      */
     @Override
     public Optional<Rollback> rolledBack(String namespace, String life) {
-        Optional<Rollback> known = super.rolledBack(namespace, life);
-        if (known.isPresent()) {
-            return known;
-        }
         synchronized (this) {
             try {
-                learn(readKnown());
+                byte[] before = knownBytes;
+                Contents contents = readKnown();
+                if (knownBytes != before || before == null) {
+                    learn(contents); // only what changed needs taking in
+                }
             } catch (Unreadable e) {
                 unreadable(e.getMessage()); // the attempt stops on it (marks_unreadable)
             }
         }
-        return super.rolledBack(namespace, life);
+        Optional<Rollback> known = super.rolledBack(namespace, life);
+        if (known.isPresent() && !persistedRollbacks.contains(new Life(namespace, life))) {
+            flush(); // the file lost it (moved aside, an older copy): written back before anyone relies on the file
+        }
+        return known;
     }
 
     /** What the file holds now (other processes of the host write it too), and what this process saw. */
@@ -216,6 +222,9 @@ final class FileZxidMarks extends MemoryZxidMarks {
 
     private void learn(Contents contents) {
         unreadable(null);
+        // What the file is known to hold is what it holds now: it may have lost entries (moved aside, an older copy).
+        persisted.clear();
+        persistedRollbacks.clear();
         for (Entry e : contents.entries()) {
             if (e.mark() != null) {
                 Life life = new Life(e.mark().namespace(), e.mark().genesisId());

@@ -84,6 +84,27 @@ class ZxidMarksTest {
         assertThat(later.highest("/ns", "M")).isEqualTo(7);
     }
 
+    /** A process holding a verdict stops before every lease write, so its marks never rise: the verdict still comes back. */
+    @Test
+    void file_movedAsideUnderAProcessHoldingAVerdict_getsTheVerdictBack_withoutARisenMark() throws Exception {
+        Path file = dir.resolve("aside2/zxid-marks.json");
+        ZxidMarks running = ZxidMarks.file(file, "127.0.0.1:2181");
+        running.observe("/ns", "L", 10);
+        running.rolledBack("/ns", "L", new ZxidMarks.Rollback(10, 3, java.time.Instant.parse("2026-12-04T20:00:00Z")));
+        running.flush();
+        Files.move(file, dir.resolve("aside2/zxid-marks.json.unreadable"));
+
+        // What the running process does from then on: every attempt checks the witness and the kept verdict, and
+        // stops before writing (no mark rises); its gate's close flushes.
+        assertThat(running.unreadable()).isEmpty();
+        assertThat(running.rolledBack("/ns", "L")).isPresent();
+        running.flush();
+
+        ZxidMarks later = ZxidMarks.file(file, "127.0.0.1:2181");
+        assertThat(later.rolledBack("/ns", "L")).as("a new process of the host").isPresent();
+        assertThat(later.highest("/ns", "L")).isEqualTo(10);
+    }
+
     @Test
     void file_aRolledBackFieldItCannotRead_countsAsARollbackFound() throws Exception {
         Path file = dir.resolve("zxid-marks.json");

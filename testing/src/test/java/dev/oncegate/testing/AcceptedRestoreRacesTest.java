@@ -1,10 +1,12 @@
 package dev.oncegate.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -63,6 +65,39 @@ class AcceptedRestoreRacesTest extends RestoreFixture {
             String d = attempt(sidecar.gate(), zk.key());
             assertThat(zk.provider().deliveriesOf(zk.key().key())).as("sidecar decision: " + d).isEqualTo(1);
         }
+    }
+
+    @Test
+    void aLongLivedGateHoldingTheVerdict_writesItBack_whenTheFileLostIt_thoughItsMarksNeverRiseAgain() throws Exception {
+        Path file = marksDir.resolve("zxid-marks.json");
+        Path older = marksDir.resolve("zxid-marks.json.older");
+        try (Worker sidecar = worker("sidecar", ZxidMarks.file(file, zk.connectString()))) {
+            assertThat(attempt(sidecar.gate(), zk.newKey())).isEqualTo("proceed");
+            Files.copy(file, older); // e.g. the state directory's nightly backup
+            backUp();
+            assertThat(attempt(sidecar.gate(), zk.key())).isEqualTo("proceed"); // delivered after the backup
+            for (int i = 0; i < 3; i++) {
+                assertThat(attempt(sidecar.gate(), zk.newKey())).isEqualTo("proceed");
+            }
+            restore(); // the ensemble forgets zk.key()'s delivery
+            EffectKey next = zk.newKey();
+            assertThat(await().atMost(Timing.WAIT).until(() -> attempt(sidecar.gate(), next),
+                    d -> !d.equals("connection_lost") && !d.equals("zookeeper_unreachable"))) // reconnected after the restart
+                    .isEqualTo("zookeeper_rolled_back");
+            assertThat(Files.readString(file)).contains("\"rolled_back\"");
+
+            // the host's state directory is put back from its backup (or the file moved aside), the sidecar running
+            Files.copy(older, file, StandardCopyOption.REPLACE_EXISTING);
+            // the sidecar goes on stopping (it knows the verdict), and never writes
+            assertThat(attempt(sidecar.gate(), zk.key())).isEqualTo("zookeeper_rolled_back");
+            assertThat(attempt(sidecar.gate(), zk.newKey())).isEqualTo("zookeeper_rolled_back");
+        } // its gate closes, flushing
+
+        String onFile = Files.readString(file);
+        // a new process of the host
+        List<String> later = retry(zk.key(), file, 1);
+        assertThat(zk.provider().deliveriesOf(zk.key().key()))
+                .as("new process: " + later + "; file after the sidecar closed: " + onFile).isEqualTo(1);
     }
 
     // ---------------------------------------------------------------------------------------------------------------
