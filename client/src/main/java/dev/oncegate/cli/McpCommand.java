@@ -28,7 +28,6 @@ import io.modelcontextprotocol.spec.McpServerSession;
 import io.modelcontextprotocol.spec.McpServerTransport;
 import io.modelcontextprotocol.spec.McpServerTransportProvider;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -103,9 +102,9 @@ final class McpCommand extends NamespaceCommand {
                 t.setDaemon(true);
                 return t;
             });
-            Scheduler calls = Schedulers.fromExecutorService(callThreads, "oncegate-mcp-calls");
+            McpTools.Calls calls = new McpTools.Calls(Schedulers.fromExecutorService(callThreads, "oncegate-mcp-calls"));
             McpAsyncServer server = McpServer.async(new Watched(new StdioServerTransportProvider(
-                            new JacksonMcpJsonMapper(new ObjectMapper()), new WithoutRootsChanges(stdin), stdout),
+                            new JacksonMcpJsonMapper(new ObjectMapper()), new WithoutRootsChanges(stdin, calls), stdout),
                             stdin::unread))
                     .serverInfo("oncegate", version())
                     .instructions(McpTools.INSTRUCTIONS)
@@ -116,6 +115,8 @@ final class McpCommand extends NamespaceCommand {
             try {
                 stdin.ended.await();
                 if (stdin.atEnd()) {
+                    // The calls of the lines before the end first: an outcome reported last is the one recorded.
+                    calls.awaitReceived(shutdownGrace);
                     return ending.end("the MCP client closed the session");
                 }
                 System.err.println("oncegate mcp: the MCP server stopped reading its input: a line on stdin was not a"
@@ -126,7 +127,7 @@ final class McpCommand extends NamespaceCommand {
             } finally {
                 ending.removeHook();
                 server.close();
-                calls.dispose();
+                calls.scheduler.dispose();
             }
         }
     }
@@ -170,7 +171,10 @@ final class McpCommand extends NamespaceCommand {
         private static final byte[] METHOD = "notifications/roots/list_changed".getBytes(StandardCharsets.US_ASCII);
         private static final ObjectMapper JSON = new ObjectMapper();
 
+        private static final byte[] TOOLS_CALL = "\"tools/call\"".getBytes(StandardCharsets.US_ASCII);
+
         private final InputStream in;
+        private final McpTools.Calls calls;
         private final byte[] chunk = new byte[8192];
         private int chunkPos;
         private int chunkEnd;
@@ -183,8 +187,10 @@ final class McpCommand extends NamespaceCommand {
         private boolean passing;
         private boolean ended;
 
-        WithoutRootsChanges(InputStream in) {
+        /** {@code calls} is told of every line handed on that may be a tools/call request (null: nobody). */
+        WithoutRootsChanges(InputStream in, McpTools.Calls calls) {
             this.in = in;
+            this.calls = calls;
         }
 
         @Override
@@ -251,8 +257,9 @@ final class McpCommand extends NamespaceCommand {
                 } else if (line.size() > LONGEST_NOTIFICATION) {
                     byte[] start = line.toByteArray();
                     line.reset();
+                    boolean handed = hand(start);
                     passing = true;
-                    return hand(start);
+                    return handed;
                 }
             }
         }
@@ -260,6 +267,9 @@ final class McpCommand extends NamespaceCommand {
         private boolean hand(byte[] bytes) {
             ready = bytes;
             readyPos = 0;
+            if (calls != null && !passing && indexOf(bytes, TOOLS_CALL) >= 0) {
+                calls.handed(); // a long line's parts: only its first (a call's method comes before a long argument)
+            }
             return bytes.length > 0;
         }
 

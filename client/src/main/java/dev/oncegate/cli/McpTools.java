@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import dev.oncegate.BoundaryAction;
 import dev.oncegate.Crossing;
@@ -59,7 +60,7 @@ final class McpTools {
      * would include the record_outcome of a delivery already made, which a session ending
      * meanwhile records send_status_unknown. {@code calls} must give every call a thread of its own.
      */
-    static List<AsyncToolSpecification> specifications(McpSession session, Scheduler calls) {
+    static List<AsyncToolSpecification> specifications(McpSession session, Calls calls) {
         return List.of(
                 tool(effectKeyTool(), args -> KeyCommand.describe(effectKey(session, args, false), session.namespace()),
                         calls),
@@ -387,7 +388,58 @@ final class McpTools {
     /** What the SDK's validator puts before the list of errors. */
     private static final String VALIDATOR_PREFIX = "Validation failed: JSON schema validation errors: ";
 
-    private static AsyncToolSpecification tool(Tool tool, Work work, Scheduler calls) {
+    /**
+     * Where the calls run ({@link #specifications}), and what the session's end waits for when the
+     * client closes stdin: every {@code tools/call} line stdin handed the SDK before its end reaches
+     * its handler, and every {@code record_outcome} under way finishes, so that an outcome reported
+     * in the last line before the end is the one recorded (within the shutdown grace). Thread-safe.
+     */
+    static final class Calls {
+        final Scheduler scheduler;
+        private long handed;
+        private long dispatched;
+        private int recording;
+
+        Calls(Scheduler scheduler) {
+            this.scheduler = scheduler;
+        }
+
+        /** stdin handed the SDK a line that may be a tools/call request. */
+        synchronized void handed() {
+            handed++;
+        }
+
+        private synchronized void dispatched(boolean record) {
+            dispatched++;
+            if (record) {
+                recording++;
+            }
+            notifyAll();
+        }
+
+        private synchronized void recorded() {
+            recording--;
+            notifyAll();
+        }
+
+        /**
+         * Waits, at most {@code within}, until every call handed on has reached its handler and no
+         * record_outcome is under way; returns whether they did.
+         */
+        synchronized boolean awaitReceived(Duration within) throws InterruptedException {
+            long deadline = System.nanoTime() + within.toNanos();
+            while (dispatched < handed || recording > 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+            return true;
+        }
+    }
+
+    private static AsyncToolSpecification tool(Tool tool, Work work, Calls calls) {
         Work validated = args -> {
             JsonSchemaValidator.ValidationResponse valid = SCHEMAS.validate(tool.inputSchema(), args);
             if (!valid.valid()) {
@@ -395,8 +447,13 @@ final class McpTools {
             }
             return work.apply(args);
         };
-        return new AsyncToolSpecification(tool, (exchange, request) -> Mono.fromCallable(() -> call(tool.name(), validated,
-                request.arguments() == null ? Map.of() : request.arguments())).subscribeOn(calls));
+        boolean record = tool.name().equals(recordTool().name());
+        return new AsyncToolSpecification(tool, (exchange, request) -> {
+            calls.dispatched(record);
+            Mono<CallToolResult> answer = Mono.fromCallable(() -> call(tool.name(), validated,
+                    request.arguments() == null ? Map.of() : request.arguments())).subscribeOn(calls.scheduler);
+            return record ? answer.doFinally(signal -> calls.recorded()) : answer;
+        });
     }
 
     /** The validator's errors, e.g. {@code /destination: integer found, string expected}, without its wrapping. */

@@ -313,6 +313,31 @@ class McpAgentSessionsIT extends CliFixture {
         assertThat(outcome(0)).contains("not_sent").contains("compose dialog failed to open");
     }
 
+    /**
+     * A client that writes record_outcome(sent_verified) for a delivery it made and then closes stdin (the stdio
+     * transport's way to end a session) without waiting for the answer: the line reached the server whole, before
+     * the end of input, so its outcome is the one recorded, and the session ends with everything as reported.
+     */
+    @org.junit.jupiter.api.RepeatedTest(3)
+    void recordOutcomeThenStdinClosed_recordsTheReportedOutcome_notUnknown() throws Exception {
+        ByHand session = new ByHand();
+        try (session) {
+            assertThat(session.call(3, "cross_effect", "{\"key\":\"" + key.key() + "\"}")).contains("proceed");
+            // the agent delivered; it reports and ends the session in one write
+            byte[] both = (McpAgentSessionsIT.call(4, "record_outcome", "{\"key\":\"" + key.key()
+                    + "\",\"outcome\":\"sent_verified\",\"evidence\":\"message id 42\"}") + "\n")
+                    .getBytes(StandardCharsets.UTF_8);
+            session.in.write(both);
+            session.in.flush();
+            session.in.close();
+            session.exits();
+        }
+        String stderr = Files.readString(dir.resolve("mcp-stderr.txt"));
+        await().atMost(Timing.APPEAR).until(() -> outcome(0) != null);
+        assertThat(outcome(0)).as(stderr).contains("sent_verified");
+        assertThat(session.exitValue).as(stderr).isZero();
+    }
+
     /** The election nodes of scope {@code n} ({@code n/latch}'s children; none when the latch is gone). */
     private List<String> electionNodes(int n) throws Exception {
         try {

@@ -18,7 +18,8 @@ class McpInputTest {
     private static final String ROOTS = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/roots/list_changed\"}\n";
 
     private static String through(String input, int readSize) throws IOException {
-        InputStream in = new McpCommand.WithoutRootsChanges(new ByteArrayInputStream(input.getBytes(StandardCharsets.UTF_8)));
+        InputStream in = new McpCommand.WithoutRootsChanges(new ByteArrayInputStream(input.getBytes(StandardCharsets.UTF_8)),
+                null);
         StringBuilder out = new StringBuilder();
         byte[] buffer = new byte[readSize];
         java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
@@ -50,5 +51,23 @@ class McpInputTest {
     void onlyNotifications_endInNothing() throws IOException {
         assertThat(through(ROOTS + ROOTS, 64)).isEmpty();
         assertThat(through("", 64)).isEmpty();
+    }
+
+    @Test
+    void everyToolsCallLineHandedOn_isCounted_forTheSessionsEndToWaitFor() throws Exception {
+        McpTools.Calls calls = new McpTools.Calls(reactor.core.scheduler.Schedulers.immediate());
+        String call = "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"record_outcome\"}}\n";
+        String other = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n";
+
+        InputStream none = new McpCommand.WithoutRootsChanges(new ByteArrayInputStream((other + ROOTS)
+                .getBytes(StandardCharsets.UTF_8)), calls);
+        none.readAllBytes();
+        assertThat(calls.awaitReceived(java.time.Duration.ZERO)).as("no call handed on").isTrue();
+
+        InputStream one = new McpCommand.WithoutRootsChanges(new ByteArrayInputStream((other + call)
+                .getBytes(StandardCharsets.UTF_8)), calls);
+        one.readAllBytes();
+        assertThat(calls.awaitReceived(java.time.Duration.ofMillis(50))).as("a call handed on, not yet dispatched")
+                .isFalse();
     }
 }
