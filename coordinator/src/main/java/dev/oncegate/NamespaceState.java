@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -53,7 +54,7 @@ final class NamespaceState {
      * How many accepted restores of the pinned genesis this host's marks knew when it was pinned (see
      * {@link #acceptancesKnown}): while the newest genesis read counts fewer, the gate's attempts stop.
      */
-    private final java.util.concurrent.atomic.AtomicInteger acceptedKnown = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger acceptedKnown = new AtomicInteger();
     /**
      * The lives of other geneses of the namespace this host's marks knew when it pinned a genesis
      * written automatically and never accepted ({@link Genesis#automatic()}): while the newest genesis
@@ -147,8 +148,9 @@ final class NamespaceState {
             }
             // What the gate's attempts stop on (an operator's reads do not), known before the genesis is pinned:
             // another thread of a shared gate that finds it pinned must find these too.
-            acceptedKnown.accumulateAndGet(acceptancesKnown(seen.id()), Math::max);
-            otherLives.compareAndSet(null, seen.automatic() && seen.restoresAccepted() == 0 ? otherLives(seen.id())
+            Set<String> lives = marks.lives(namespace); // the file read once
+            acceptedKnown.accumulateAndGet(acceptancesKnown(lives, seen.id()), Math::max);
+            otherLives.compareAndSet(null, seen.automatic() && seen.restoresAccepted() == 0 ? otherLives(lives, seen.id())
                     : List.of());
             if (genesis.compareAndSet(null, seen)) {
                 Current before = unpinned;
@@ -170,13 +172,10 @@ final class NamespaceState {
         return null;
     }
 
-    /**
-     * The highest count of accepted restores of genesis {@code id} among the lives this host's marks
-     * know ({@link Genesis#witnessLife()}: {@code ID#N-ACCEPTANCE}), or 0.
-     */
-    private List<String> otherLives(String id) {
+    /** The lives among {@code lives} (this host's marks') of geneses other than {@code id}, in order. */
+    private static List<String> otherLives(Set<String> lives, String id) {
         List<String> out = new ArrayList<>();
-        for (String life : new TreeSet<>(marks.lives(namespace))) {
+        for (String life : new TreeSet<>(lives)) {
             if (Genesis.restoresAcceptedIn(life, id) < 0) {
                 out.add(life);
             }
@@ -184,9 +183,13 @@ final class NamespaceState {
         return List.copyOf(out);
     }
 
-    private int acceptancesKnown(String id) {
+    /**
+     * The highest count of accepted restores of genesis {@code id} among {@code lives} (this host's
+     * marks', {@link Genesis#witnessLife()}: {@code ID#N-ACCEPTANCE}), or 0.
+     */
+    private static int acceptancesKnown(Set<String> lives, String id) {
         int known = 0;
-        for (String life : marks.lives(namespace)) {
+        for (String life : lives) {
             known = Math.max(known, Genesis.restoresAcceptedIn(life, id));
         }
         return known;
