@@ -164,13 +164,14 @@ final class McpCommand extends NamespaceCommand {
      * end, exit 2), or after the timeout with the process alive, holding its leases and answering
      * nothing. Every other byte passes as it came, line by line (a line is handed on once whole;
      * one longer than {@link #LONGEST_NOTIFICATION} bytes, which cannot be that notification, as it
-     * arrives). Not thread-safe: the SDK's one reader thread reads it.
+     * arrives). It also tells {@link McpTools.Calls} of every line it hands on that may be a
+ * {@code tools/call} request, which the session's end waits for. Not thread-safe: the SDK's one
+ * reader thread reads it.
      */
     static final class WithoutRootsChanges extends InputStream {
         static final int LONGEST_NOTIFICATION = 4096;
         private static final byte[] METHOD = "notifications/roots/list_changed".getBytes(StandardCharsets.US_ASCII);
         private static final ObjectMapper JSON = new ObjectMapper();
-
         private static final byte[] TOOLS_CALL = "\"tools/call\"".getBytes(StandardCharsets.US_ASCII);
 
         private final InputStream in;
