@@ -117,15 +117,20 @@ final class McpCommand extends NamespaceCommand {
                 if (stdin.atEnd()) {
                     // The calls of the lines before the end first: an outcome reported last is the one recorded.
                     calls.awaitReceived(shutdownGrace);
-                    return ending.end("the MCP client closed the session");
+                    return ending.exitWith(ending.end("the MCP client closed the session"));
                 }
                 System.err.println("oncegate mcp: the MCP server stopped reading its input: a line on stdin was not a"
                         + " JSON-RPC message the SDK could read, or was over its size limit (its error is above);"
                         + " the session ends now");
                 int code = ending.end("the MCP server stopped reading its input");
-                return code == ExitCode.OK ? ExitCode.USAGE : code;
+                return ending.exitWith(code == ExitCode.OK ? ExitCode.USAGE : code);
             } finally {
-                ending.removeHook();
+                // Once the exit code is known the hook stays: a signal from here on (an SDK client's closeGracefully
+                // sends SIGTERM as it closes stdin) must exit with it, not with the JVM's 143 for a signal no hook
+                // answers. Without one (an exception), the CLI's failure handler decides the exit, as before.
+                if (!ending.decided()) {
+                    ending.removeHook();
+                }
                 server.close();
                 calls.scheduler.dispose();
             }
@@ -485,6 +490,9 @@ final class McpCommand extends NamespaceCommand {
     /**
      * The session's end, exactly once, from whichever comes first: stdin closing (the main thread)
      * or a signal (the shutdown hook, which then exits with the session's code as {@code run}'s does).
+     * Once the main thread knows the command's exit code ({@link #exitWith}) the hook stays: a
+     * signal, or the exit itself, runs it, and it closes the connection (again: that is idempotent)
+     * and halts with that code.
      */
     private static final class Ending {
         final Thread hook;
@@ -494,6 +502,8 @@ final class McpCommand extends NamespaceCommand {
         private final CountDownLatch done = new CountDownLatch(1);
         private boolean started;
         private volatile int code = ExitCode.OK;
+        /** The command's exit code once the main thread decided it, or null. */
+        private volatile Integer exitWith;
 
         /** {@code close} closes the gate and the ZooKeeper connection, on the signal's way out. */
         Ending(McpSession session, Duration grace, Runnable close) {
@@ -532,6 +542,11 @@ final class McpCommand extends NamespaceCommand {
             return code;
         }
 
+        /** Whether {@link #exitWith} was called. */
+        boolean decided() {
+            return exitWith != null;
+        }
+
         void removeHook() {
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
@@ -540,10 +555,18 @@ final class McpCommand extends NamespaceCommand {
             }
         }
 
+        /** Records {@code exit} as the command's exit code, which the hook halts with from now on; returns it. */
+        int exitWith(int exit) {
+            exitWith = exit;
+            return exit;
+        }
+
         private void onSignal() {
             int exit;
             try {
-                exit = end("the MCP server was told to stop (SIGTERM/SIGINT)");
+                int ended = end("the MCP server was told to stop (SIGTERM/SIGINT)");
+                Integer decided = exitWith;
+                exit = decided != null ? decided : ended;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 exit = ExitCode.SEND_STATUS_UNKNOWN;

@@ -338,6 +338,27 @@ class McpAgentSessionsIT extends CliFixture {
         assertThat(session.exitValue).as(stderr).isZero();
     }
 
+    /**
+     * The client ends the session with Process.destroy() (SIGTERM, then its end of stdin closed: what the
+     * SDK's StdioClientTransport.closeGracefully does) once record_outcome has answered. Everything was recorded,
+     * so the exit is 0 (README, `oncegate mcp --help`), not the JVM's 143 for a signal that finds no shutdown
+     * hook (the main thread, ending on the end of stdin, used to remove it before the JVM ran it).
+     */
+    @org.junit.jupiter.api.RepeatedTest(3)
+    void destroyAfterTheOutcomeWasRecorded_exits0_not143() throws Exception {
+        ByHand session = new ByHand();
+        try (session) {
+            assertThat(session.call(3, "cross_effect", "{\"key\":\"" + key.key() + "\"}")).contains("proceed");
+            assertThat(session.call(4, "record_outcome", "{\"key\":\"" + key.key()
+                    + "\",\"outcome\":\"sent_verified\",\"evidence\":\"message id 42\"}")).contains("sent_verified");
+            session.process.destroy();
+            session.exits();
+        }
+        String stderr = Files.readString(dir.resolve("mcp-stderr.txt"));
+        assertThat(outcome(0)).as(stderr).contains("sent_verified");
+        assertThat(session.exitValue).as(stderr).isZero();
+    }
+
     /** The election nodes of scope {@code n} ({@code n/latch}'s children; none when the latch is gone). */
     private List<String> electionNodes(int n) throws Exception {
         try {
